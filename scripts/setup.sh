@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency from Debian 12's packages.
+# Idempotent and quiet when everything is already there.
+#
+# Optional groups (off by default, so plain `scripts/setup.sh` installs exactly
+# the list below):
+#   --capture-tools  tshark, plus the python codec modules kafka-python needs for
+#                    lz4/snappy/zstd, to re-capture tests/golden/ with
+#                    tests/golden/capture/capture_all.sh
+set -euo pipefail
+
+capture_tools=0
+for arg in "$@"; do
+  case "$arg" in
+    --capture-tools) capture_tools=1 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "setup: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  # libraries the proxy links
+  libuv1-dev librdkafka-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
+  libtomlplusplus-dev libcli11-dev zlib1g-dev liblz4-dev libzstd-dev
+  libsnappy-dev libsystemd-dev libssl-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # real peers for end-to-end tests and golden captures
+  kcat python3-kafka python3-confluent-kafka
+)
+
+if [ "$capture_tools" -eq 1 ]; then
+  packages+=(
+    # golden-vector capture (tests/golden/capture): loopback capture and the
+    # compression codecs kafka-python imports lazily
+    tshark python3-lz4 python3-snappy python3-zstandard
+  )
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  if [ "$capture_tools" -eq 1 ]; then
+    # wireshark-common asks whether non-root users may capture; we run the
+    # capture as root, so answer "no" up front instead of prompting.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+  fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
