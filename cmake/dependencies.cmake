@@ -1,0 +1,16 @@
+# Every dependency comes from Debian 12's packages (scripts/setup.sh installs them).
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(ZLIB REQUIRED)
+pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(SNAPPY REQUIRED IMPORTED_TARGET snappy)
+pkg_check_modules(LIBUV REQUIRED IMPORTED_TARGET libuv)
+pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
+
+if(PP_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(PP_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,436 @@
+// Kafka messages described once, as data. Each message or nested struct lists
+// its fields with the versions they exist in (and where they are nullable or
+// tagged); encode and decode for every version are derived from that list, so
+// there is no hand-written per-version code (STYLE.md habit 1).
+//
+// A described struct provides:
+//   static constexpr auto fields() { return std::tuple{field("x", &S::x, since(3)), ...}; }
+// Messages additionally provide kApiKey, kVersions and kFlexibleSince.
+// Members absent from a version keep their default member initialiser, which
+// is also the value a tagged field is omitted at (KIP-482: defaults are not
+// serialised). A member `RawTaggedFields unknown_tags` keeps tags we don't know
+// so a decode/encode round trip preserves them.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "proxy/protocol/bytes.h"
+#include "proxy/protocol/types.h"
+#include "proxy/protocol/wire_reader.h"
+#include "proxy/protocol/wire_writer.h"
+
+namespace pp {
+
+inline constexpr std::int16_t kMaxVersion = 0x7fff;
+
+struct Versions {
+  std::int16_t min = 0;
+  std::int16_t max = -1;  // empty when max < min
+
+  constexpr bool contains(std::int16_t v) const { return v >= min && v <= max; }
+  constexpr bool empty() const { return max < min; }
+};
+constexpr Versions since(std::int16_t v) { return {v, kMaxVersion}; }
+constexpr Versions between(std::int16_t lo, std::int16_t hi) { return {lo, hi}; }
+inline constexpr Versions kNever{0, -1};
+inline constexpr Versions kAll{0, kMaxVersion};
+
+struct RawTaggedField {
+  std::uint32_t tag = 0;
+  Bytes data;
+  bool operator==(const RawTaggedField&) const = default;
+};
+using RawTaggedFields = std::vector<RawTaggedField>;
+
+// A RECORDS payload borrowed from the frame it was decoded from (no copy of
+// what can be megabytes); the frame must outlive it. Encoding copies it.
+struct RecordsView {
+  std::optional<ByteView> data;
+
+  bool operator==(const RecordsView& o) const {
+    if (data.has_value() != o.data.has_value()) return false;
+    return !data || bytes_equal(*data, *o.data);
+  }
+};
+
+template <class Owner, class T>
+struct Field {
+  std::string_view name;
+  T Owner::*member;
+  Versions versions;
+  Versions nullable = kNever;
+  std::int32_t tag = -1;
+  Versions tagged = kNever;
+
+  constexpr Field nullable_in(Versions v) const {
+    Field f = *this;
+    f.nullable = v;
+    return f;
+  }
+  // A tagged field (KIP-482): `tag` in the struct's tagged-fields section.
+  constexpr Field tagged_as(std::int32_t t, Versions v) const {
+    Field f = *this;
+    f.tag = t;
+    f.tagged = v;
+    return f;
+  }
+  constexpr bool is_tagged_in(std::int16_t v) const { return tag >= 0 && tagged.contains(v); }
+};
+
+template <class Owner, class T>
+constexpr Field<Owner, T> field(std::string_view name, T Owner::*member, Versions versions) {
+  return Field<Owner, T>{name, member, versions};
+}
+
+struct SchemaContext {
+  std::int16_t version;
+  bool flexible;  // compact lengths and tagged-field sections (KIP-482)
+};
+
+namespace schema_detail {
+
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <>
+struct IsVector<Bytes> : std::false_type {};
+
+template <class T>
+concept Described = requires { T::fields(); };
+template <class T>
+concept Strong = requires(T t) {
+  typename T::rep_type;
+  t.value;
+};
+template <class T>
+concept HasUnknownTags = requires(T t) {
+  { t.unknown_tags } -> std::same_as<RawTaggedFields&>;
+};
+
+// Strings use an int16 classic length; bytes, records and arrays an int32.
+template <class T>
+constexpr bool kWideLength = !std::is_same_v<T, std::string>;
+
+}  // namespace schema_detail
+
+template <class T>
+void encode_value(WireWriter& w, const T& v, bool nullable, SchemaContext c);
+template <class T>
+Decoded<void> decode_value(WireReader& r, T& out, bool nullable, SchemaContext c);
+
+template <schema_detail::Described T>
+void encode_struct(WireWriter& w, const T& v, SchemaContext c);
+template <schema_detail::Described T>
+Decoded<void> decode_struct(WireReader& r, T& out, SchemaContext c);
+
+template <class T>
+void encode_value(WireWriter& w, const T& v, bool nullable, SchemaContext c) {
+  using namespace schema_detail;
+  if constexpr (IsOptional<T>::value) {
+    using Inner = typename T::value_type;
+    if (v) {
+      encode_value(w, *v, false, c);
+    } else if (nullable) {
+      w.null_length(c.flexible, kWideLength<Inner>);
+    } else {
+      encode_value(w, Inner{}, false, c);  // not nullable in this version: empty
+    }
+  } else if constexpr (std::is_same_v<T, RecordsView>) {
+    if (v.data) {
+      w.length(v.data->size(), c.flexible, true);
+      w.raw(*v.data);
+    } else if (nullable) {
+      w.null_length(c.flexible, true);
+    } else {
+      w.length(0, c.flexible, true);
+    }
+  } else if constexpr (std::is_same_v<T, bool>) {
+    w.boolean(v);
+  } else if constexpr (std::is_enum_v<T>) {
+    encode_value(w, static_cast<std::underlying_type_t<T>>(v), nullable, c);
+  } else if constexpr (Strong<T>) {
+    encode_value(w, v.value, nullable, c);
+  } else if constexpr (std::is_same_v<T, std::int8_t>) {
+    w.int8(v);
+  } else if constexpr (std::is_same_v<T, std::int16_t>) {
+    w.int16(v);
+  } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+    w.uint16(v);
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    w.int32(v);
+  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+    w.uint32(v);
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    w.int64(v);
+  } else if constexpr (std::is_same_v<T, double>) {
+    w.float64(v);
+  } else if constexpr (std::is_same_v<T, Uuid>) {
+    w.raw(ByteView(v.bytes));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    w.length(v.size(), c.flexible, false);
+    w.raw(std::string_view(v));
+  } else if constexpr (std::is_same_v<T, Bytes>) {
+    w.length(v.size(), c.flexible, true);
+    w.raw(ByteView(v));
+  } else if constexpr (IsVector<T>::value) {
+    w.length(v.size(), c.flexible, true);
+    for (const auto& e : v) encode_value(w, e, false, c);
+  } else if constexpr (Described<T>) {
+    encode_struct(w, v, c);
+  } else {
+    static_assert(sizeof(T) == 0, "type has no Kafka wire encoding");
+  }
+}
+
+template <class T>
+Decoded<void> decode_value(WireReader& r, T& out, bool nullable, SchemaContext c) {
+  using namespace schema_detail;
+  auto assign = [&out](auto decoded) -> Decoded<void> {
+    if (!decoded) return std::unexpected(decoded.error());
+    out = static_cast<T>(*decoded);
+    return {};
+  };
+  if constexpr (IsOptional<T>::value) {
+    using Inner = typename T::value_type;
+    // Peek the length prefix: null is only legal where the field is nullable.
+    WireReader peek = r;
+    auto len = peek.read_length(c.flexible, kWideLength<Inner>);
+    if (!len) return std::unexpected(len.error());
+    if (!*len) {
+      if (!nullable) return r.fail(DecodeErrorKind::kNegativeLength);
+      r = peek;
+      out.reset();
+      return {};
+    }
+    Inner inner{};
+    auto res = decode_value(r, inner, false, c);
+    if (!res) return res;
+    out = std::move(inner);
+    return {};
+  } else if constexpr (std::is_same_v<T, RecordsView>) {
+    auto len = r.read_length(c.flexible, true);
+    if (!len) return std::unexpected(len.error());
+    if (!*len) {
+      if (!nullable) return r.fail(DecodeErrorKind::kNegativeLength);
+      out.data.reset();
+      return {};
+    }
+    auto span = r.read_span(**len);
+    if (!span) return std::unexpected(span.error());
+    out.data = *span;
+    return {};
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return assign(r.read_bool());
+  } else if constexpr (std::is_enum_v<T>) {
+    std::underlying_type_t<T> raw{};
+    auto res = decode_value(r, raw, nullable, c);
+    if (res) out = static_cast<T>(raw);
+    return res;
+  } else if constexpr (Strong<T>) {
+    return decode_value(r, out.value, nullable, c);
+  } else if constexpr (std::is_same_v<T, std::int8_t>) {
+    return assign(r.read_int8());
+  } else if constexpr (std::is_same_v<T, std::int16_t>) {
+    return assign(r.read_int16());
+  } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+    return assign(r.read_uint16());
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    return assign(r.read_int32());
+  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+    return assign(r.read_uint32());
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    return assign(r.read_int64());
+  } else if constexpr (std::is_same_v<T, double>) {
+    return assign(r.read_float64());
+  } else if constexpr (std::is_same_v<T, Uuid>) {
+    auto span = r.read_span(16);
+    if (!span) return std::unexpected(span.error());
+    std::copy(span->begin(), span->end(), out.bytes.begin());
+    return {};
+  } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, Bytes>) {
+    auto len = r.read_length(c.flexible, kWideLength<T>);
+    if (!len) return std::unexpected(len.error());
+    if (!*len) return r.fail(DecodeErrorKind::kNegativeLength);
+    auto span = r.read_span(**len);
+    if (!span) return std::unexpected(span.error());
+    out.assign(span->begin(), span->end());
+    return {};
+  } else if constexpr (IsVector<T>::value) {
+    // read_length has already refused a count larger than the bytes left, so
+    // a hostile count cannot make us allocate before elements are read.
+    auto len = r.read_length(c.flexible, true);
+    if (!len) return std::unexpected(len.error());
+    if (!*len) return r.fail(DecodeErrorKind::kNegativeLength);
+    out.clear();
+    out.reserve(**len);
+    for (std::size_t i = 0; i < **len; ++i) {
+      auto& e = out.emplace_back();
+      auto res = decode_value(r, e, false, c);
+      if (!res) {
+        DecodeError err = res.error();
+        err.within("[" + std::to_string(i) + "]");
+        return std::unexpected(std::move(err));
+      }
+    }
+    return {};
+  } else if constexpr (Described<T>) {
+    return decode_struct(r, out, c);
+  } else {
+    static_assert(sizeof(T) == 0, "type has no Kafka wire decoding");
+  }
+}
+
+template <schema_detail::Described T>
+void encode_struct(WireWriter& w, const T& v, SchemaContext c) {
+  constexpr auto fields = T::fields();
+  std::apply(
+      [&](const auto&... f) {
+        (([&] {
+           if (f.versions.contains(c.version) && !f.is_tagged_in(c.version)) {
+             encode_value(w, v.*(f.member), f.nullable.contains(c.version), c);
+           }
+         }()),
+         ...);
+      },
+      fields);
+  if (!c.flexible) return;
+
+  // Tagged fields in ascending tag order, known ones only when not default.
+  static const T kDefaults{};
+  RawTaggedFields present;
+  std::apply(
+      [&](const auto&... f) {
+        (([&] {
+           if (f.versions.contains(c.version) && f.is_tagged_in(c.version) &&
+               !(v.*(f.member) == kDefaults.*(f.member))) {
+             RawTaggedField t{static_cast<std::uint32_t>(f.tag), {}};
+             WireWriter tw(t.data);
+             encode_value(tw, v.*(f.member), f.nullable.contains(c.version), c);
+             present.push_back(std::move(t));
+           }
+         }()),
+         ...);
+      },
+      fields);
+  if constexpr (schema_detail::HasUnknownTags<T>) {
+    present.insert(present.end(), v.unknown_tags.begin(), v.unknown_tags.end());
+  }
+  std::stable_sort(present.begin(), present.end(),
+                   [](const auto& a, const auto& b) { return a.tag < b.tag; });
+  w.uvarint(static_cast<std::uint32_t>(present.size()));
+  for (const auto& t : present) {
+    w.uvarint(t.tag);
+    w.uvarint(static_cast<std::uint32_t>(t.data.size()));
+    w.raw(ByteView(t.data));
+  }
+}
+
+template <schema_detail::Described T>
+Decoded<void> decode_struct(WireReader& r, T& out, SchemaContext c) {
+  constexpr auto fields = T::fields();
+  std::optional<DecodeError> err;
+  std::apply(
+      [&](const auto&... f) {
+        (([&] {
+           if (err || !f.versions.contains(c.version) || f.is_tagged_in(c.version)) return;
+           auto res = decode_value(r, out.*(f.member), f.nullable.contains(c.version), c);
+           if (!res) err = std::move(res.error().within(f.name));
+         }()),
+         ...);
+      },
+      fields);
+  if (err) return std::unexpected(std::move(*err));
+  if (!c.flexible) return {};
+
+  auto count = r.read_uvarint();
+  if (!count) return std::unexpected(count.error().within("_tagged_fields"));
+  if (*count > r.remaining()) return r.fail(DecodeErrorKind::kLengthTooLarge);
+  for (std::uint32_t i = 0; i < *count; ++i) {
+    auto tag = r.read_uvarint();
+    if (!tag) return std::unexpected(tag.error().within("_tagged_fields"));
+    auto size = r.read_uvarint();
+    if (!size) return std::unexpected(size.error().within("_tagged_fields"));
+    const std::size_t at = r.offset();
+    auto payload = r.read_span(*size);
+    if (!payload) return std::unexpected(payload.error().within("_tagged_fields"));
+    bool known = false;
+    std::apply(
+        [&](const auto&... f) {
+          (([&] {
+             if (err || known || f.tag != static_cast<std::int32_t>(*tag) ||
+                 !f.versions.contains(c.version) || !f.is_tagged_in(c.version)) {
+               return;
+             }
+             known = true;
+             WireReader sub(*payload, at);
+             auto res = decode_value(sub, out.*(f.member), f.nullable.contains(c.version), c);
+             if (!res) {
+               err = std::move(res.error().within(f.name));
+             } else if (!sub.empty()) {
+               err = DecodeError{DecodeErrorKind::kTrailingBytes, sub.offset(), std::string(f.name)};
+             }
+           }()),
+           ...);
+        },
+        fields);
+    if (err) return std::unexpected(std::move(*err));
+    if (!known) {
+      if constexpr (schema_detail::HasUnknownTags<T>) {
+        out.unknown_tags.push_back(RawTaggedField{*tag, Bytes(payload->begin(), payload->end())});
+      }
+    }
+  }
+  return {};
+}
+
+// ---- whole message bodies ----
+
+template <class M>
+concept Message = schema_detail::Described<M> && requires {
+  M::kApiKey;
+  M::kVersions;
+  M::kFlexibleSince;
+};
+
+template <Message M>
+constexpr SchemaContext context_for(std::int16_t version) {
+  return SchemaContext{version, version >= M::kFlexibleSince};
+}
+
+template <Message M>
+void encode_body(WireWriter& w, const M& m, std::int16_t version) {
+  encode_struct(w, m, context_for<M>(version));
+}
+
+template <Message M>
+Bytes encode_body(const M& m, std::int16_t version) {
+  Bytes out;
+  WireWriter w(out);
+  encode_body(w, m, version);
+  return out;
+}
+
+// Decodes one message body at `version`; the reader is left just after it, so
+// callers decide whether trailing bytes are an error.
+template <Message M>
+Decoded<M> decode_body(WireReader& r, std::int16_t version) {
+  if (!M::kVersions.contains(version)) return r.fail(DecodeErrorKind::kUnsupported);
+  M m{};
+  auto res = decode_struct(r, m, context_for<M>(version));
+  if (!res) return std::unexpected(res.error());
+  return m;
+}
+
+}  // namespace pp

@@ -1,0 +1,106 @@
+// Big-endian appender for Kafka's wire primitives. Writing is ours, so it
+// cannot fail; sizes that must be known up front are patched afterwards.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "proxy/protocol/bytes.h"
+
+namespace pp {
+
+class WireWriter {
+ public:
+  WireWriter() = default;
+  explicit WireWriter(Bytes& out) : out_(&out) {}
+  WireWriter(const WireWriter&) = delete;
+  WireWriter& operator=(const WireWriter&) = delete;
+
+  Bytes& buffer() { return *out_; }
+  std::size_t size() const { return out_->size(); }
+
+  void int8(std::int8_t v) { be(v); }
+  void int16(std::int16_t v) { be(v); }
+  void int32(std::int32_t v) { be(v); }
+  void int64(std::int64_t v) { be(v); }
+  void uint16(std::uint16_t v) { be(v); }
+  void uint32(std::uint32_t v) { be(v); }
+  void float64(double d) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    be(bits);
+  }
+  void boolean(bool b) { int8(b ? 1 : 0); }
+
+  void uvarint(std::uint32_t v) { leb128(v); }
+  void varint(std::int32_t v) {
+    leb128(static_cast<std::uint32_t>((static_cast<std::uint32_t>(v) << 1) ^
+                                      static_cast<std::uint32_t>(v >> 31)));
+  }
+  void varlong(std::int64_t v) {
+    leb128((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  }
+
+  void raw(ByteView b) { out_->insert(out_->end(), b.begin(), b.end()); }
+  void raw(std::string_view s) { out_->insert(out_->end(), s.begin(), s.end()); }
+
+  // Length prefix for a present value (see WireReader::read_length).
+  void length(std::size_t len, bool compact, bool wide) {
+    if (compact) {
+      uvarint(static_cast<std::uint32_t>(len + 1));
+    } else if (wide) {
+      int32(static_cast<std::int32_t>(len));
+    } else {
+      int16(static_cast<std::int16_t>(len));
+    }
+  }
+  void null_length(bool compact, bool wide) {
+    if (compact) {
+      uvarint(0);
+    } else if (wide) {
+      int32(-1);
+    } else {
+      int16(-1);
+    }
+  }
+
+  // Reserve an int32 and fill it later (frame sizes, batch lengths).
+  std::size_t reserve_int32() {
+    const std::size_t at = out_->size();
+    out_->resize(at + 4);
+    return at;
+  }
+  void patch_int32(std::size_t at, std::int32_t v) { put_be(out_->data() + at, v); }
+  void patch_uint32(std::size_t at, std::uint32_t v) { put_be(out_->data() + at, v); }
+
+  template <class T>
+  static void put_be(std::uint8_t* p, T v) {
+    using U = std::make_unsigned_t<T>;
+    auto u = static_cast<U>(v);
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      p[sizeof(T) - 1 - i] = static_cast<std::uint8_t>(u & 0xff);
+      u = static_cast<U>(u >> 8);
+    }
+  }
+
+ private:
+  template <class T>
+  void be(T v) {
+    const std::size_t at = out_->size();
+    out_->resize(at + sizeof(T));
+    put_be(out_->data() + at, v);
+  }
+  void leb128(std::uint64_t v) {
+    while (v >= 0x80) {
+      out_->push_back(static_cast<std::uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    out_->push_back(static_cast<std::uint8_t>(v));
+  }
+
+  Bytes owned_;
+  Bytes* out_ = &owned_;
+};
+
+}  // namespace pp
