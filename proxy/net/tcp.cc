@@ -1,0 +1,279 @@
+#include "proxy/net/tcp.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <cstring>
+
+namespace pp::net {
+
+namespace {
+
+constexpr std::size_t kReadBufferBytes = 64 * 1024;
+
+struct WriteRequest {
+  uv_write_t req{};
+  Bytes data;
+};
+
+std::string name_of(const sockaddr_storage& ss) {
+  char ip[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    uv_ip4_name(a, ip, sizeof ip);
+    return std::string(ip) + ":" + std::to_string(ntohs(a->sin_port));
+  }
+  const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+  uv_ip6_name(a, ip, sizeof ip);
+  return "[" + std::string(ip) + "]:" + std::to_string(ntohs(a->sin6_port));
+}
+
+std::string peer_of(uv_tcp_t* h) {
+  sockaddr_storage ss{};
+  int len = sizeof ss;
+  if (uv_tcp_getpeername(h, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  return name_of(ss);
+}
+
+bool numeric_address(const HostPort& hp, sockaddr_storage& out) {
+  std::memset(&out, 0, sizeof out);
+  if (uv_ip4_addr(hp.host.c_str(), hp.port, reinterpret_cast<sockaddr_in*>(&out)) == 0) return true;
+  return uv_ip6_addr(hp.host.c_str(), hp.port, reinterpret_cast<sockaddr_in6*>(&out)) == 0;
+}
+
+void start_connect(TcpConnection::State* s, const sockaddr* addr) {
+  auto* req = new uv_connect_t;
+  req->data = s;
+  ++s->pending_requests;
+  const int rc = uv_tcp_connect(req, &s->handle, addr, [](uv_connect_t* r, int status) {
+    auto* st = static_cast<TcpConnection::State*>(r->data);
+    delete r;
+    --st->pending_requests;
+    if (st->handle_is_closed) {
+      if (st->pending_requests == 0) delete st;
+      return;
+    }
+    if (status == 0) st->peer = peer_of(&st->handle);
+    if (st->on_connected) {
+      auto cb = st->on_connected;
+      cb(status);
+    }
+  });
+  if (rc != 0) {
+    delete req;
+    --s->pending_requests;
+    s->fail(rc);
+  }
+}
+
+}  // namespace
+
+std::string HostPort::to_string() const {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+std::expected<HostPort, std::string> parse_host_port(std::string_view text) {
+  HostPort out;
+  std::string_view port_text;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return std::unexpected("expected [ipv6]:port");
+    }
+    out.host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+  } else {
+    const auto colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) return std::unexpected("expected host:port");
+    out.host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+  }
+  unsigned port = 0;
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port > 65535) {
+    return std::unexpected("port must be a number from 0 to 65535");
+  }
+  out.port = static_cast<std::uint16_t>(port);
+  return out;
+}
+
+void TcpConnection::State::fail(int status) {
+  if (!open) return;
+  open = false;
+  auto cb = on_close;
+  if (cb) cb(status);
+}
+
+TcpConnection TcpConnection::connect(uv_loop_t* loop, const HostPort& to,
+                                     ConnectCallback on_connected) {
+  auto* s = new State;
+  uv_tcp_init(loop, &s->handle);
+  s->handle.data = s;
+  uv_tcp_nodelay(&s->handle, 1);
+  s->on_connected = std::move(on_connected);
+  s->peer = to.to_string();
+  TcpConnection conn(s);
+
+  sockaddr_storage addr;
+  if (numeric_address(to, addr)) {
+    start_connect(s, reinterpret_cast<const sockaddr*>(&addr));
+    return conn;
+  }
+  auto* req = new uv_getaddrinfo_t;
+  req->data = s;
+  ++s->pending_requests;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  const std::string port = std::to_string(to.port);
+  const int rc = uv_getaddrinfo(
+      loop, req,
+      [](uv_getaddrinfo_t* r, int status, addrinfo* res) {
+        auto* st = static_cast<State*>(r->data);
+        delete r;
+        --st->pending_requests;
+        if (st->handle_is_closed) {
+          if (st->pending_requests == 0) delete st;
+          uv_freeaddrinfo(res);
+          return;
+        }
+        if (status != 0 || !res) {
+          uv_freeaddrinfo(res);
+          if (st->on_connected) {
+            auto cb = st->on_connected;
+            cb(status != 0 ? status : UV_EAI_NONAME);
+          }
+          return;
+        }
+        start_connect(st, res->ai_addr);
+        uv_freeaddrinfo(res);
+      },
+      to.host.c_str(), port.c_str(), &hints);
+  if (rc != 0) {
+    delete req;
+    --s->pending_requests;
+    // Report asynchronously-equivalent: the caller gets the status right away.
+    if (s->on_connected) {
+      auto cb = s->on_connected;
+      cb(rc);
+    }
+  }
+  return conn;
+}
+
+void TcpConnection::set_callbacks(DataCallback on_data, CloseCallback on_close) {
+  state_->on_data = std::move(on_data);
+  state_->on_close = std::move(on_close);
+}
+
+void TcpConnection::start_reading() {
+  State* s = state_.get();
+  if (!s || s->reading || !s->open) return;
+  s->reading = true;
+  uv_read_start(
+      reinterpret_cast<uv_stream_t*>(&s->handle),
+      [](uv_handle_t* h, std::size_t, uv_buf_t* buf) {
+        auto* st = static_cast<State*>(h->data);
+        st->read_buffer.resize(kReadBufferBytes);
+        *buf = uv_buf_init(reinterpret_cast<char*>(st->read_buffer.data()),
+                           static_cast<unsigned>(st->read_buffer.size()));
+      },
+      [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
+        auto* st = static_cast<State*>(stream->data);
+        if (n > 0) {
+          if (st->on_data) {
+            auto cb = st->on_data;  // the callback may close or destroy the owner
+            cb(ByteView(reinterpret_cast<const std::uint8_t*>(buf->base), static_cast<std::size_t>(n)));
+          }
+        } else if (n < 0) {
+          uv_read_stop(stream);
+          st->reading = false;
+          st->fail(n == UV_EOF ? 0 : static_cast<int>(n));
+        }
+      });
+}
+
+void TcpConnection::stop_reading() {
+  State* s = state_.get();
+  if (!s || !s->reading) return;
+  s->reading = false;
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&s->handle));
+}
+
+bool TcpConnection::reading() const { return state_ && state_->reading; }
+
+void TcpConnection::write(Bytes data) {
+  State* s = state_.get();
+  if (!s || !s->open || data.empty()) return;
+  auto* w = new WriteRequest;
+  w->data = std::move(data);
+  w->req.data = w;
+  uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(w->data.data()), static_cast<unsigned>(w->data.size()));
+  const int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&s->handle), &buf, 1,
+                          [](uv_write_t* req, int status) {
+                            auto* wr = static_cast<WriteRequest*>(req->data);
+                            auto* st = static_cast<State*>(req->handle->data);
+                            delete wr;
+                            if (status != 0 && status != UV_ECANCELED) st->fail(status);
+                          });
+  if (rc != 0) {
+    delete w;
+    s->fail(rc);
+  }
+}
+
+std::size_t TcpConnection::write_queue_bytes() const {
+  if (!state_) return 0;
+  return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&state_->handle));
+}
+
+void TcpConnection::close() { state_.reset(); }
+
+bool TcpConnection::is_open() const { return state_ && state_->open; }
+
+std::string TcpConnection::peer_name() const { return state_ ? state_->peer : std::string("?"); }
+
+std::expected<TcpListener, std::string> TcpListener::listen(uv_loop_t* loop, const HostPort& at,
+                                                            AcceptCallback on_accept, int backlog) {
+  sockaddr_storage addr;
+  if (!numeric_address(at, addr)) {
+    return std::unexpected("listen address must be a numeric IP: " + at.to_string());
+  }
+  TcpListener l;
+  l.state_ = HandleOwner<State>(new State);
+  uv_tcp_init(loop, &l.state_->handle);
+  l.state_->handle.data = l.state_.get();
+  l.state_->on_accept = std::move(on_accept);
+  int rc = uv_tcp_bind(&l.state_->handle, reinterpret_cast<const sockaddr*>(&addr), 0);
+  if (rc == 0) {
+    rc = uv_listen(reinterpret_cast<uv_stream_t*>(&l.state_->handle), backlog,
+                   [](uv_stream_t* server, int status) {
+                     auto* st = static_cast<State*>(server->data);
+                     if (status != 0) return;
+                     auto* c = new TcpConnection::State;
+                     uv_tcp_init(server->loop, &c->handle);
+                     c->handle.data = c;
+                     TcpConnection conn(c);
+                     if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) return;
+                     uv_tcp_nodelay(&c->handle, 1);
+                     c->peer = peer_of(&c->handle);
+                     if (st->on_accept) st->on_accept(std::move(conn));
+                   });
+  }
+  if (rc != 0) {
+    return std::unexpected("cannot listen on " + at.to_string() + ": " + uv_strerror(rc));
+  }
+  return l;
+}
+
+std::uint16_t TcpListener::port() const {
+  if (!state_) return 0;
+  sockaddr_storage ss{};
+  int len = sizeof ss;
+  uv_tcp_getsockname(&state_->handle, reinterpret_cast<sockaddr*>(&ss), &len);
+  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+}
+
+}  // namespace pp::net

@@ -1,0 +1,106 @@
+// TCP over libuv: a listener and a connection whose writes own their buffers
+// until libuv is done with them, with read pause/resume for back-pressure.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "proxy/net/handle.h"
+#include "proxy/protocol/bytes.h"
+
+namespace pp::net {
+
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+
+  std::string to_string() const;  // "h:p", "[v6]:p"
+  bool operator==(const HostPort&) const = default;
+};
+
+// "host:port", "[::1]:port"; the error text says what is wrong.
+std::expected<HostPort, std::string> parse_host_port(std::string_view text);
+
+class TcpConnection {
+ public:
+  using DataCallback = std::function<void(ByteView)>;
+  // status 0: orderly EOF; otherwise a libuv error code (uv_strerror).
+  using CloseCallback = std::function<void(int status)>;
+  using ConnectCallback = std::function<void(int status)>;
+
+  TcpConnection() = default;
+
+  // Resolves (numeric addresses without a lookup) and connects.
+  static TcpConnection connect(uv_loop_t* loop, const HostPort& to, ConnectCallback on_connected);
+
+  void set_callbacks(DataCallback on_data, CloseCallback on_close);
+  void start_reading();
+  void stop_reading();
+  bool reading() const;
+
+  void write(Bytes data);
+  std::size_t write_queue_bytes() const;
+
+  // Closes now; queued writes are cancelled. on_close is not called for a
+  // close we asked for.
+  void close();
+  bool is_open() const;
+  std::string peer_name() const;
+
+  struct State;
+
+ private:
+  explicit TcpConnection(State* s) : state_(s) {}
+  friend class TcpListener;
+  HandleOwner<State> state_;
+};
+
+struct TcpConnection::State {
+  uv_tcp_t handle{};
+  DataCallback on_data;
+  CloseCallback on_close;
+  ConnectCallback on_connected;
+  std::string peer;
+  bool reading = false;
+  bool open = true;
+  bool handle_is_closed = false;
+  int pending_requests = 0;  // getaddrinfo / connect in flight
+  Bytes read_buffer;
+
+  void detach() {
+    on_data = nullptr;
+    on_close = nullptr;
+    on_connected = nullptr;
+    open = false;
+  }
+  bool handle_closed() {
+    handle_is_closed = true;
+    return pending_requests == 0;
+  }
+  void fail(int status);
+};
+
+class TcpListener {
+ public:
+  using AcceptCallback = std::function<void(TcpConnection)>;
+
+  TcpListener() = default;
+  static std::expected<TcpListener, std::string> listen(uv_loop_t* loop, const HostPort& at,
+                                                        AcceptCallback on_accept, int backlog = 511);
+  std::uint16_t port() const;  // the bound port, useful with port 0
+  void close() { state_.reset(); }
+
+  struct State {
+    uv_tcp_t handle{};
+    AcceptCallback on_accept;
+    void detach() { on_accept = nullptr; }
+  };
+
+ private:
+  HandleOwner<State> state_;
+};
+
+}  // namespace pp::net

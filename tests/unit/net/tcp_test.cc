@@ -1,0 +1,96 @@
+// Real sockets on a real loop over loopback (port 0), as uvw's tests do.
+#include "proxy/net/tcp.h"
+
+#include <gtest/gtest.h>
+
+#include "proxy/net/timer.h"
+
+namespace pp::net {
+namespace {
+
+TEST(HostPort, ParsesIpv4Ipv6AndNames) {
+  EXPECT_EQ(parse_host_port("127.0.0.1:9092").value(), (HostPort{"127.0.0.1", 9092}));
+  EXPECT_EQ(parse_host_port("[::1]:0").value(), (HostPort{"::1", 0}));
+  EXPECT_EQ(parse_host_port("kafka-1:9092").value(), (HostPort{"kafka-1", 9092}));
+  EXPECT_EQ(parse_host_port("[::1]:9092").value().to_string(), "[::1]:9092");
+  EXPECT_FALSE(parse_host_port("nohost").has_value());
+  EXPECT_FALSE(parse_host_port("h:99999").has_value());
+  EXPECT_FALSE(parse_host_port("h:12x").has_value());
+  EXPECT_FALSE(parse_host_port("[::1]9092").has_value());
+}
+
+class LoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override { uv_loop_init(&loop_); }
+  void TearDown() override {
+    uv_run(&loop_, UV_RUN_DEFAULT);  // let close callbacks free everything
+    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle was left open";
+  }
+  uv_loop_t loop_{};
+};
+
+TEST_F(LoopTest, EchoOverLoopbackThenOrderlyClose) {
+  std::vector<TcpConnection> accepted;
+  auto listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
+    accepted.push_back(std::move(c));
+    TcpConnection* me = &accepted.back();
+    me->set_callbacks([me](ByteView d) { me->write(Bytes(d.begin(), d.end())); },
+                      [me](int) { me->close(); });
+    me->start_reading();
+  });
+  ASSERT_TRUE(listener.has_value()) << listener.error();
+  const auto port = listener->port();
+  ASSERT_NE(port, 0);
+
+  Bytes received;
+  int close_status = -999;
+  TcpConnection client = TcpConnection::connect(&loop_, {"localhost", port}, [&](int status) {
+    ASSERT_EQ(status, 0) << uv_strerror(status);
+    client.set_callbacks(
+        [&](ByteView d) {
+          received.insert(received.end(), d.begin(), d.end());
+          if (received.size() == 100000) {
+            client.close();
+            listener->close();
+          }
+        },
+        [&](int st) { close_status = st; });
+    client.start_reading();
+    Bytes payload(100000);
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i);
+    client.write(std::move(payload));
+  });
+  Timer guard(&loop_);
+  guard.start(5000, 0, [&] {
+    ADD_FAILURE() << "timed out";
+    client.close();
+    listener->close();
+  });
+  while (received.size() < 100000 && uv_run(&loop_, UV_RUN_ONCE) != 0) {
+  }
+  guard.stop();
+  guard = Timer();
+  ASSERT_EQ(received.size(), 100000u);
+  for (std::size_t i = 0; i < received.size(); ++i) ASSERT_EQ(received[i], static_cast<std::uint8_t>(i));
+  EXPECT_EQ(close_status, -999) << "on_close must not fire for a close we asked for";
+  accepted.clear();
+}
+
+TEST_F(LoopTest, ConnectToClosedPortReportsRefused) {
+  int status = 0;
+  TcpConnection c = TcpConnection::connect(&loop_, {"127.0.0.1", 1}, [&](int s) { status = s; });
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  EXPECT_EQ(status, UV_ECONNREFUSED);
+}
+
+TEST_F(LoopTest, DestroyingOwnerWhileResolvingIsSafe) {
+  bool called = false;
+  {
+    TcpConnection c = TcpConnection::connect(&loop_, {"localhost", 1}, [&](int) { called = true; });
+  }
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  EXPECT_FALSE(called);
+}
+
+}  // namespace
+}  // namespace pp::net
