@@ -1,0 +1,464 @@
+// Fetch v4-v12 (proxy/protocol/messages/fetch.h). The expected bytes below are
+// written out field by field from FetchRequest.json / FetchResponse.json, not
+// derived from the schema, so a wrong version range in fetch.h shows up here.
+#include "proxy/protocol/messages/fetch.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "tests/support/schema_values.h"
+
+namespace pp {
+namespace {
+
+// ---- helpers (kept per file: each API's test stands alone) ----
+
+// Kafka's primitives written by hand, independently of WireWriter.
+class Expect {
+ public:
+  explicit Expect(bool flexible) : flex_(flexible) {}
+  Expect& i8(std::int64_t v) { return be(v, 1); }
+  Expect& i16(std::int64_t v) { return be(v, 2); }
+  Expect& i32(std::int64_t v) { return be(v, 4); }
+  Expect& i64(std::int64_t v) { return be(v, 8); }
+  Expect& uvarint(std::uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out_.push_back(static_cast<std::uint8_t>(v | 0x80));
+    out_.push_back(static_cast<std::uint8_t>(v));
+    return *this;
+  }
+  // Length prefixes: classic int16 (strings) or int32, compact uvarint(n + 1).
+  Expect& length(std::size_t n, bool wide) {
+    if (flex_) return uvarint(n + 1);
+    return wide ? i32(static_cast<std::int64_t>(n)) : i16(static_cast<std::int64_t>(n));
+  }
+  Expect& null_length(bool wide) {
+    if (flex_) return uvarint(0);
+    return wide ? i32(-1) : i16(-1);
+  }
+  Expect& str(std::string_view s) {
+    length(s.size(), false);
+    out_.insert(out_.end(), s.begin(), s.end());
+    return *this;
+  }
+  Expect& null_str() { return null_length(false); }
+  Expect& bytes(ByteView b) {
+    length(b.size(), true);
+    out_.insert(out_.end(), b.begin(), b.end());
+    return *this;
+  }
+  Expect& null_bytes() { return null_length(true); }
+  Expect& array(std::size_t n) { return length(n, true); }
+  Expect& null_array() { return null_length(true); }
+  Expect& raw(std::initializer_list<std::uint8_t> b) {
+    out_.insert(out_.end(), b.begin(), b.end());
+    return *this;
+  }
+  // An empty tagged-field section, only in flexible versions.
+  Expect& no_tags() { return flex_ ? uvarint(0) : *this; }
+  const Bytes& bytes() const { return out_; }
+
+ private:
+  Expect& be(std::int64_t v, int n) {
+    for (int i = n - 1; i >= 0; --i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  bool flex_;
+  Bytes out_;
+};
+
+std::string hex(ByteView b) {
+  std::string s;
+  char buf[4];
+  for (auto c : b) {
+    std::snprintf(buf, sizeof buf, "%02x", c);
+    s += buf;
+  }
+  return s;
+}
+
+// The value a decoder produces at `version` for `full`.
+template <Message M>
+M at_version(M full, std::int16_t version) {
+  testing::normalize(full, false, context_for<M>(version));
+  return full;
+}
+
+// Every field `version` carries differs from its default (the fixture really
+// sets every field), recursing into structs and the first array element.
+template <class T>
+void expect_all_set(const T& v, std::int16_t version, const std::string& path) {
+  using namespace schema_detail;
+  if constexpr (IsOptional<T>::value) {
+    if (v) expect_all_set(*v, version, path);
+  } else if constexpr (IsVector<T>::value) {
+    if (!v.empty()) expect_all_set(v.front(), version, path + "[0]");
+  } else if constexpr (Described<T>) {
+    static const T kDefaults{};
+    std::apply(
+        [&](const auto&... f) {
+          (([&] {
+             if (!f.versions.contains(version)) return;
+             const std::string p = path + "." + std::string(f.name);
+             EXPECT_FALSE(v.*(f.member) == kDefaults.*(f.member)) << p << " is default";
+             expect_all_set(v.*(f.member), version, p);
+           }()),
+           ...);
+        },
+        T::fields());
+  }
+}
+
+// Decodes `value`'s encoding whole, then every strict prefix (each must fail
+// with a DecodeError), then with garbage appended (decoding must stop exactly
+// at the end of the encoding). Returns the encoding.
+template <Message M>
+Bytes expect_round_trip(const M& value, std::int16_t version) {
+  const Bytes encoded = encode_body(value, version);
+  WireReader whole(encoded);
+  auto decoded = decode_body<M>(whole, version);
+  EXPECT_TRUE(decoded.has_value()) << decoded.error().describe();
+  if (!decoded) return encoded;
+  EXPECT_TRUE(*decoded == value);
+  EXPECT_TRUE(whole.empty());
+  EXPECT_EQ(hex(encode_body(*decoded, version)), hex(encoded));
+
+  for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
+    WireReader prefix(ByteView(encoded).first(cut));
+    auto partial = decode_body<M>(prefix, version);
+    EXPECT_FALSE(partial.has_value()) << "a " << cut << "-byte prefix decoded";
+    if (!partial) { EXPECT_LE(partial.error().offset, cut); }
+  }
+
+  Bytes longer = encoded;
+  for (std::uint8_t b : {0x00, 0xff, 0x7f, 0x01, 0x80, 0xde, 0xad}) longer.push_back(b);
+  WireReader tail(longer);
+  auto with_tail = decode_body<M>(tail, version);
+  EXPECT_TRUE(with_tail.has_value());
+  if (with_tail) { EXPECT_TRUE(*with_tail == value); }
+  EXPECT_EQ(tail.position(), encoded.size());
+  return encoded;
+}
+
+// Each byte replaced by a few hostile values: decoding may fail or succeed,
+// but must not crash or read out of bounds (run under the asan preset).
+template <Message M>
+void expect_mutations_safe(const Bytes& encoded, std::int16_t version) {
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    for (std::uint8_t b : {0x00, 0x7f, 0x80, 0xff}) {
+      Bytes mutated = encoded;
+      mutated[i] = b;
+      WireReader r(mutated);
+      auto res = decode_body<M>(r, version);
+      if (res) { EXPECT_LE(r.position(), mutated.size()); }
+    }
+  }
+}
+
+// ---- fixtures: every field set, per JSON ----
+
+const Bytes kBatch = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0xff, 0xff, 0xff, 0xff, 2, 1, 2, 3, 4};
+
+FetchRequest full_request() {
+  FetchRequest r;
+  r.cluster_id = "cluster-a";
+  r.replica_id = 3;
+  r.max_wait_ms = 500;
+  r.min_bytes = 1;
+  r.max_bytes = 52428800;
+  r.isolation_level = 1;
+  r.session_id = 0x01020304;
+  r.session_epoch = 7;
+  FetchPartition p;
+  p.partition = 2;
+  p.current_leader_epoch = 11;
+  p.fetch_offset = 0x0102030405060708;
+  p.last_fetched_epoch = 10;
+  p.log_start_offset = 42;
+  p.partition_max_bytes = 1048576;
+  r.topics = {FetchTopic{"orders", {p}, {}}};
+  r.forgotten_topics_data = {FetchForgottenTopic{"gone", {0, 5}, {}}};
+  r.rack_id = "rack-b";
+  return r;
+}
+
+Bytes expected_request(std::int16_t v) {
+  const bool flex = v >= 12;
+  Expect e(flex);
+  e.i32(3).i32(500).i32(1).i32(52428800).i8(1);
+  if (v >= 7) e.i32(0x01020304).i32(7);
+  e.array(1).str("orders").array(1).i32(2);
+  if (v >= 9) e.i32(11);
+  e.i64(0x0102030405060708);
+  if (v >= 12) e.i32(10);
+  if (v >= 5) e.i64(42);
+  e.i32(1048576).no_tags().no_tags();
+  if (v >= 7) e.array(1).str("gone").array(2).i32(0).i32(5).no_tags();
+  if (v >= 11) e.str("rack-b");
+  // ClusterId, tag 0: a compact nullable string "cluster-a" (10 bytes).
+  if (flex) e.uvarint(1).uvarint(0).uvarint(10).raw({10}).raw({'c', 'l', 'u', 's', 't', 'e', 'r', '-', 'a'});
+  return e.bytes();
+}
+
+FetchResponse full_response() {
+  FetchResponse r;
+  r.throttle_time_ms = 25;
+  r.error_code = ErrorCode::kInvalidFetchSessionEpoch;
+  r.session_id = 99;
+  FetchPartitionData p;
+  p.partition_index = 2;
+  p.error_code = ErrorCode::kNotLeaderOrFollower;
+  p.high_watermark = 5000;
+  p.last_stable_offset = 4990;
+  p.log_start_offset = 100;
+  p.diverging_epoch = {5, 4000, {}};
+  p.current_leader = {4, 6, {}};
+  p.snapshot_id = {3000, 3, {}};
+  p.aborted_transactions = std::vector<FetchAbortedTransaction>{{ProducerId{77}, 4500, {}}};
+  p.preferred_read_replica = 1;
+  p.records.data = ByteView(kBatch);
+  r.responses = {FetchableTopicResponse{"orders", {p}, {}}};
+  return r;
+}
+
+Bytes expected_response(std::int16_t v, bool nulls) {
+  const bool flex = v >= 12;
+  Expect e(flex);
+  e.i32(25);
+  if (v >= 7) e.i16(71).i32(99);
+  e.array(1).str("orders").array(1).i32(2).i16(6).i64(5000).i64(4990);
+  if (v >= 5) e.i64(100);
+  if (nulls) {
+    e.null_array();
+  } else {
+    e.array(1).i64(77).i64(4500).no_tags();
+  }
+  if (v >= 11) e.i32(1);
+  if (nulls) {
+    e.null_bytes();
+  } else {
+    e.bytes(kBatch);
+  }
+  if (flex) {
+    e.uvarint(3);
+    e.uvarint(0).uvarint(13).i32(5).i64(4000).no_tags();  // DivergingEpoch
+    e.uvarint(1).uvarint(9).i32(4).i32(6).no_tags();      // CurrentLeader
+    e.uvarint(2).uvarint(13).i64(3000).i32(3).no_tags();  // SnapshotId
+  }
+  e.no_tags().no_tags();
+  return e.bytes();
+}
+
+// ---- tests ----
+
+TEST(Fetch, VersionRange) {
+  EXPECT_EQ(FetchRequest::kApiKey, ApiKey::kFetch);
+  EXPECT_EQ(FetchRequest::kVersions.min, 4);
+  EXPECT_EQ(FetchRequest::kVersions.max, 12);
+  EXPECT_EQ(FetchResponse::kVersions.min, 4);
+  EXPECT_EQ(FetchResponse::kVersions.max, 12);
+  EXPECT_EQ(FetchRequest::kFlexibleSince, 12);
+  EXPECT_EQ(FetchResponse::kFlexibleSince, 12);
+}
+
+TEST(Fetch, RequestEveryVersionMatchesHandWrittenBytes) {
+  for (std::int16_t v = 4; v <= 12; ++v) {
+    SCOPED_TRACE("v" + std::to_string(v));
+    const FetchRequest value = at_version(full_request(), v);
+    expect_all_set(value, v, "FetchRequest");
+    const Bytes encoded = expect_round_trip(value, v);
+    EXPECT_EQ(hex(encoded), hex(expected_request(v)));
+    expect_mutations_safe<FetchRequest>(encoded, v);
+  }
+}
+
+TEST(Fetch, ResponseEveryVersionMatchesHandWrittenBytes) {
+  for (std::int16_t v = 4; v <= 12; ++v) {
+    SCOPED_TRACE("v" + std::to_string(v));
+    const FetchResponse value = at_version(full_response(), v);
+    expect_all_set(value, v, "FetchResponse");
+    const Bytes encoded = expect_round_trip(value, v);
+    EXPECT_EQ(hex(encoded), hex(expected_response(v, false)));
+    expect_mutations_safe<FetchResponse>(encoded, v);
+  }
+}
+
+TEST(Fetch, NullRecordsAndAbortedTransactions) {
+  FetchResponse r = full_response();
+  r.responses[0].partitions[0].records.data.reset();
+  r.responses[0].partitions[0].aborted_transactions.reset();
+  for (std::int16_t v = 4; v <= 12; ++v) {
+    SCOPED_TRACE("v" + std::to_string(v));
+    const Bytes encoded = expect_round_trip(at_version(r, v), v);
+    EXPECT_EQ(hex(encoded), hex(expected_response(v, true)));
+  }
+}
+
+TEST(Fetch, NullClusterIdIsNotWritten) {
+  FetchRequest r = full_request();
+  r.cluster_id.reset();
+  const Bytes encoded = expect_round_trip(r, 12);
+  ASSERT_FALSE(encoded.empty());
+  EXPECT_EQ(encoded.back(), 0x00) << "top-level tag section must be empty";
+  // An empty cluster id is not the default (null), so it is written: tag 0, 1 byte, "".
+  r.cluster_id = "";
+  const Bytes empty_id = expect_round_trip(r, 12);
+  EXPECT_EQ(hex(ByteView(empty_id).last(4)), "01000101");
+}
+
+TEST(Fetch, DefaultPartitionTagsAreNotWritten) {
+  FetchResponse r = full_response();
+  auto& p = r.responses[0].partitions[0];
+  p.diverging_epoch = {};
+  p.current_leader = {};
+  p.snapshot_id = {};
+  const Bytes encoded = expect_round_trip(r, 12);
+  // ... records, then partition, topic and top-level tag sections, all empty.
+  EXPECT_EQ(hex(ByteView(encoded).last(kBatch.size() + 3)), hex(kBatch) + "000000");
+
+  // Only the tag that differs from its default is written.
+  p.current_leader.leader_epoch = 8;
+  const Bytes one = expect_round_trip(r, 12);
+  EXPECT_EQ(hex(ByteView(one).last(14)), "010109ffffffff0000000800" "0000");
+}
+
+TEST(Fetch, TagsWrittenAtTheirDefaultStillDecode) {
+  // A peer may write a tag at its default value; it decodes to the default.
+  Expect e(true);
+  e.i32(0).i16(0).i32(0).array(1).str("t").array(1).i32(0).i16(0).i64(0).i64(-1).i64(-1);
+  e.array(0).i32(-1).null_bytes();
+  e.uvarint(1).uvarint(1).uvarint(9).i32(-1).i32(-1).no_tags();
+  e.no_tags().no_tags();
+  WireReader r(e.bytes());
+  auto decoded = decode_body<FetchResponse>(r, 12);
+  ASSERT_TRUE(decoded.has_value()) << decoded.error().describe();
+  EXPECT_TRUE(r.empty());
+  EXPECT_EQ(decoded->responses.at(0).partitions.at(0).current_leader, FetchLeaderIdAndEpoch{});
+}
+
+TEST(Fetch, UnknownTagsSurviveARoundTrip) {
+  FetchResponse r = full_response();
+  r.unknown_tags = {RawTaggedField{5, {0xaa}}};
+  r.responses[0].partitions[0].unknown_tags = {RawTaggedField{7, {0x01, 0x02}}};
+  r.responses[0].partitions[0].current_leader.unknown_tags = {RawTaggedField{3, {}}};
+  expect_round_trip(r, 12);
+
+  FetchRequest q = full_request();
+  q.unknown_tags = {RawTaggedField{1, {0x00}}};  // ReplicaState's tag (v15+) is unknown at v12
+  q.topics[0].partitions[0].unknown_tags = {RawTaggedField{0, {0x09}}};
+  expect_round_trip(q, 12);
+}
+
+TEST(Fetch, VersionsOutsideTheRangeAreRefused) {
+  const Bytes encoded = encode_body(full_request(), 12);
+  for (std::int16_t v : {0, 3, 13, 17}) {
+    WireReader r(encoded);
+    auto res = decode_body<FetchRequest>(r, v);
+    ASSERT_FALSE(res.has_value());
+    EXPECT_EQ(res.error().kind, DecodeErrorKind::kUnsupported);
+    WireReader r2(encoded);
+    EXPECT_FALSE(decode_body<FetchResponse>(r2, v).has_value());
+  }
+}
+
+TEST(Fetch, NullTopicNameIsRefused) {
+  // Topic names are not nullable: a -1 length must be an error, not "".
+  Expect e(false);
+  e.i32(-1).i32(0).i32(0).i32(0).i8(0).array(1).null_str().array(0);
+  WireReader r(e.bytes());
+  auto res = decode_body<FetchRequest>(r, 4);
+  ASSERT_FALSE(res.has_value());
+  EXPECT_EQ(res.error().field, "topics[0].topic");
+}
+
+// ---- golden vectors captured from real clients, when present ----
+
+Bytes read_hex_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Bytes out;
+  int hi = -1;
+  for (char c : text) {
+    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+    if (d < 0) continue;
+    if (hi < 0) {
+      hi = d;
+    } else {
+      out.push_back(static_cast<std::uint8_t>(hi * 16 + d));
+      hi = -1;
+    }
+  }
+  return out;
+}
+
+// Skips a request header v1/v2 or a response header v0/v1 by hand; returns the
+// body offset, or nothing if the header is malformed.
+std::optional<std::size_t> body_offset(ByteView frame, bool request, bool flexible) {
+  WireReader r(frame);
+  if (request) {
+    if (!r.read_int16() || !r.read_int16() || !r.read_int32()) return std::nullopt;
+    auto len = r.read_int16();
+    if (!len || (*len > 0 && !r.skip(static_cast<std::size_t>(*len)))) return std::nullopt;
+  } else if (!r.read_int32()) {
+    return std::nullopt;
+  }
+  if (flexible) {
+    auto n = r.read_uvarint();
+    if (!n) return std::nullopt;
+    for (std::uint32_t i = 0; i < *n; ++i) {
+      if (!r.read_uvarint()) return std::nullopt;  // tag
+      auto size = r.read_uvarint();
+      if (!size || !r.skip(*size)) return std::nullopt;
+    }
+  }
+  return r.position();
+}
+
+template <Message M>
+int check_golden_dir(const std::string& api, bool request) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(PP_SOURCE_DIR) / "tests/golden" /
+                       (api + (request ? "_request" : "_response"));
+  int checked = 0;
+  if (!fs::is_directory(dir)) return 0;
+  for (const auto& vdir : fs::directory_iterator(dir)) {
+    const std::string name = vdir.path().filename().string();
+    if (!vdir.is_directory() || name.size() < 2 || name.size() > 6 || name[0] != 'v' ||
+        name.find_first_not_of("0123456789", 1) != std::string::npos) {
+      continue;
+    }
+    const auto version = static_cast<std::int16_t>(std::stoi(name.substr(1)));
+    if (!M::kVersions.contains(version)) continue;
+    for (const auto& file : fs::directory_iterator(vdir.path())) {
+      if (file.path().extension() != ".hex") continue;
+      SCOPED_TRACE(file.path().string());
+      const Bytes frame = read_hex_file(file.path());
+      ++checked;
+      auto at = body_offset(frame, request, context_for<M>(version).flexible);
+      EXPECT_TRUE(at.has_value()) << "malformed header";
+      if (!at) continue;
+      const ByteView body = ByteView(frame).subspan(*at);
+      WireReader r(body);
+      auto decoded = decode_body<M>(r, version);
+      EXPECT_TRUE(decoded.has_value()) << decoded.error().describe();
+      if (!decoded) continue;
+      EXPECT_TRUE(r.empty()) << r.remaining() << " body bytes left over";
+      EXPECT_EQ(hex(encode_body(*decoded, version)), hex(body));
+    }
+  }
+  return checked;
+}
+
+TEST(Fetch, GoldenVectorsDecodeAndReencodeExactly) {
+  const int n = check_golden_dir<FetchRequest>("fetch", true) +
+                check_golden_dir<FetchResponse>("fetch", false);
+  if (n == 0) GTEST_SKIP() << "no tests/golden/fetch_{request,response} vectors yet";
+}
+
+}  // namespace
+}  // namespace pp
