@@ -1,0 +1,210 @@
+// CRC-32C. The hardware path follows the well-known scheme of running three
+// independent crc32 streams over adjacent blocks (the instruction has a latency
+// of 3 cycles but a throughput of 1 per cycle) and merging them by "shifting"
+// the earlier CRCs over the later blocks' length with a precomputed GF(2)
+// operator: crc(A ++ B) = shift_|B|(crc(A)) ^ crc_from_zero(B).
+#include "proxy/records/crc32c.h"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+namespace pp {
+namespace {
+
+// Reflected Castagnoli polynomial (0x1EDC6F41 bit-reversed).
+constexpr std::uint32_t kPoly = 0x82F63B78u;
+
+using SliceTables = std::array<std::array<std::uint32_t, 256>, 8>;
+
+consteval SliceTables make_slice_tables() {
+  SliceTables t{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kPoly : c >> 1;
+    t[0][i] = c;
+  }
+  for (std::size_t k = 1; k < 8; ++k) {
+    for (std::size_t i = 0; i < 256; ++i) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
+  }
+  return t;
+}
+
+constexpr SliceTables kSlice = make_slice_tables();
+
+inline std::uint32_t load_le32(const std::uint8_t* p) {
+  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+}
+
+// Works on the raw (non-inverted) register.
+std::uint32_t portable_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
+  while (n >= 8) {
+    const std::uint32_t lo = crc ^ load_le32(p);
+    const std::uint32_t hi = load_le32(p + 4);
+    crc = kSlice[7][lo & 0xff] ^ kSlice[6][(lo >> 8) & 0xff] ^ kSlice[5][(lo >> 16) & 0xff] ^
+          kSlice[4][lo >> 24] ^ kSlice[3][hi & 0xff] ^ kSlice[2][(hi >> 8) & 0xff] ^
+          kSlice[1][(hi >> 16) & 0xff] ^ kSlice[0][hi >> 24];
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0) crc = (crc >> 8) ^ kSlice[0][(crc ^ *p++) & 0xff];
+  return crc;
+}
+
+#if defined(__x86_64__)
+
+// Block lengths of the interleaved loops. LONG amortises the merge; SHORT keeps
+// mid-sized inputs (a 1 KiB record batch) on the three-stream path too.
+constexpr std::size_t kLong = 8192;
+constexpr std::size_t kShort = 256;
+
+// The GF(2) operator "append n zero bytes to the register", as 32 column
+// images, turned into four byte-indexed tables so applying it costs 4 loads.
+using Matrix = std::array<std::uint32_t, 32>;
+using ShiftTable = std::array<std::array<std::uint32_t, 256>, 4>;
+
+constexpr std::uint32_t apply(const Matrix& m, std::uint32_t v) {
+  std::uint32_t out = 0;
+  for (int i = 0; v != 0; ++i, v >>= 1) {
+    if (v & 1) out ^= m[i];
+  }
+  return out;
+}
+
+constexpr Matrix compose(const Matrix& a, const Matrix& b) {  // a after b
+  Matrix out{};
+  for (int i = 0; i < 32; ++i) out[i] = apply(a, b[i]);
+  return out;
+}
+
+consteval ShiftTable make_shift_table(std::size_t zero_bytes) {
+  Matrix one_byte{};
+  for (int i = 0; i < 32; ++i) {
+    std::uint32_t c = 1u << i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kPoly : c >> 1;
+    one_byte[i] = c;
+  }
+  Matrix result{};
+  for (int i = 0; i < 32; ++i) result[i] = 1u << i;  // identity
+  Matrix power = one_byte;
+  for (std::size_t n = zero_bytes; n != 0; n >>= 1) {
+    if (n & 1) result = compose(power, result);
+    power = compose(power, power);
+  }
+  ShiftTable t{};
+  for (std::size_t k = 0; k < 4; ++k) {
+    for (std::uint32_t b = 0; b < 256; ++b) t[k][b] = apply(result, b << (8 * k));
+  }
+  return t;
+}
+
+constexpr ShiftTable kShiftLong = make_shift_table(kLong);
+constexpr ShiftTable kShiftShort = make_shift_table(kShort);
+
+inline std::uint32_t shift(const ShiftTable& t, std::uint32_t crc) {
+  return t[0][crc & 0xff] ^ t[1][(crc >> 8) & 0xff] ^ t[2][(crc >> 16) & 0xff] ^ t[3][crc >> 24];
+}
+
+__attribute__((target("sse4.2"))) inline std::uint64_t load_u64(const std::uint8_t* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <std::size_t kBlock>
+__attribute__((target("sse4.2"))) inline std::uint32_t three_way(std::uint32_t crc,
+                                                                  const std::uint8_t*& p,
+                                                                  std::size_t& n,
+                                                                  const ShiftTable& t) {
+  while (n >= 3 * kBlock) {
+    std::uint64_t c0 = crc, c1 = 0, c2 = 0;
+    const std::uint8_t* end = p + kBlock;
+    do {
+      c0 = _mm_crc32_u64(c0, load_u64(p));
+      c1 = _mm_crc32_u64(c1, load_u64(p + kBlock));
+      c2 = _mm_crc32_u64(c2, load_u64(p + 2 * kBlock));
+      p += 8;
+    } while (p < end);
+    crc = shift(t, static_cast<std::uint32_t>(c0)) ^ static_cast<std::uint32_t>(c1);
+    crc = shift(t, crc) ^ static_cast<std::uint32_t>(c2);
+    p += 2 * kBlock;
+    n -= 3 * kBlock;
+  }
+  return crc;
+}
+
+__attribute__((target("sse4.2"))) std::uint32_t hardware_raw(std::uint32_t crc,
+                                                            const std::uint8_t* p,
+                                                            std::size_t n) {
+  crc = three_way<kLong>(crc, p, n, kShiftLong);
+  crc = three_way<kShort>(crc, p, n, kShiftShort);
+  std::uint64_t c = crc;
+  while (n >= 8) {
+    c = _mm_crc32_u64(c, load_u64(p));
+    p += 8;
+    n -= 8;
+  }
+  crc = static_cast<std::uint32_t>(c);
+  while (n-- > 0) crc = _mm_crc32_u8(crc, *p++);
+  return crc;
+}
+
+bool detect_sse42() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2");
+}
+
+#else
+
+std::uint32_t hardware_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
+  return portable_raw(crc, p, n);
+}
+bool detect_sse42() { return false; }
+
+#endif
+
+using RawFn = std::uint32_t (*)(std::uint32_t, const std::uint8_t*, std::size_t);
+
+std::uint32_t resolve_and_run(std::uint32_t crc, const std::uint8_t* p, std::size_t n);
+
+// Constant-initialised, so crc32c() is safe from any static initialiser; the
+// first call replaces the resolver with the chosen implementation.
+std::atomic<RawFn> g_impl{&resolve_and_run};
+
+bool hardware_available() {
+  static const bool available = detect_sse42();
+  return available;
+}
+
+std::uint32_t resolve_and_run(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
+  const RawFn chosen = hardware_available() ? &hardware_raw : &portable_raw;
+  g_impl.store(chosen, std::memory_order_relaxed);
+  return chosen(crc, p, n);
+}
+
+}  // namespace
+
+std::uint32_t crc32c(ByteView data, std::uint32_t crc) {
+  return ~g_impl.load(std::memory_order_relaxed)(~crc, data.data(), data.size());
+}
+
+std::uint32_t crc32c_portable(ByteView data, std::uint32_t crc) {
+  return ~portable_raw(~crc, data.data(), data.size());
+}
+
+bool crc32c_hardware_available() { return hardware_available(); }
+
+std::uint32_t crc32c_hardware(ByteView data, std::uint32_t crc) {
+  return ~hardware_raw(~crc, data.data(), data.size());
+}
+
+std::string_view crc32c_implementation() {
+  return hardware_available() ? "sse4.2" : "portable";
+}
+
+}  // namespace pp

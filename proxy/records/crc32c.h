@@ -1,0 +1,30 @@
+// CRC-32C (Castagnoli), the checksum of RecordBatch v2 (KIP-98; Kafka's
+// Crc32C, DefaultRecordBatch.computeChecksum). Every batch we build or read is
+// checksummed once, so this sits on the hot path of the whole proxy.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "proxy/protocol/bytes.h"
+
+namespace pp {
+
+// CRC-32C of `data`, continuing from a previous result `crc` (0 to start), so
+// crc32c(b, crc32c(a)) == crc32c(a ++ b). Uses the SSE4.2 crc32 instruction when
+// the CPU has it (chosen once, on first use), the portable tables otherwise.
+std::uint32_t crc32c(ByteView data, std::uint32_t crc = 0);
+
+// The portable slicing-by-8 implementation, always available. Exposed so tests
+// and benchmarks can compare it with the hardware path.
+std::uint32_t crc32c_portable(ByteView data, std::uint32_t crc = 0);
+
+// The SSE4.2 implementation (three interleaved streams). Only call it when
+// crc32c_hardware_available() is true.
+bool crc32c_hardware_available();
+std::uint32_t crc32c_hardware(ByteView data, std::uint32_t crc = 0);
+
+// "sse4.2" or "portable": which one crc32c() uses, for the start-up log.
+std::string_view crc32c_implementation();
+
+}  // namespace pp

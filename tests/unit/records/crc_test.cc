@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "proxy/records/crc32.h"
+#include "proxy/records/crc32c.h"
+#include "proxy/records/lz4_frame_header.h"
+#include "tests/unit/records/test_util.h"
+
+namespace pp {
+namespace {
+
+using test::bytes_of;
+
+Bytes random_bytes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  Bytes out(n);
+  for (auto& b : out) b = static_cast<std::uint8_t>(rng());
+  return out;
+}
+
+TEST(Crc32c, KnownVectors) {
+  // The CRC catalogue's check value and RFC 3720 (iSCSI) B.4 test patterns.
+  const Bytes check = bytes_of("123456789");
+  const Bytes zeros(32, 0x00);
+  const Bytes ones(32, 0xff);
+  Bytes ascending(32);
+  for (int i = 0; i < 32; ++i) ascending[i] = static_cast<std::uint8_t>(i);
+  struct Case {
+    const Bytes* data;
+    std::uint32_t crc;
+  } cases[] = {{&check, 0xE3069283u}, {&zeros, 0x8A9136AAu}, {&ones, 0x62A8AB43u}, {&ascending, 0x46DD794Eu}};
+  for (const Case& c : cases) {
+    EXPECT_EQ(crc32c(*c.data), c.crc);
+    EXPECT_EQ(crc32c_portable(*c.data), c.crc);
+    if (crc32c_hardware_available()) {
+      EXPECT_EQ(crc32c_hardware(*c.data), c.crc);
+    }
+  }
+  EXPECT_EQ(crc32c(ByteView{}), 0u);
+  EXPECT_EQ(crc32c_portable(ByteView{}), 0u);
+}
+
+TEST(Crc32c, ImplementationIsNamed) {
+  const std::string_view name = crc32c_implementation();
+  EXPECT_TRUE(name == "sse4.2" || name == "portable") << name;
+  EXPECT_EQ(name == "sse4.2", crc32c_hardware_available());
+}
+
+TEST(Crc32c, HardwareAndPortableAgreeOnUnalignedOddLengths) {
+  if (!crc32c_hardware_available()) GTEST_SKIP() << "no SSE4.2 on this CPU";
+  const Bytes data = random_bytes(3 * 8192 * 2 + 3 * 256 * 3 + 123, 42);
+  for (std::size_t start = 0; start < 16; ++start) {
+    for (std::size_t len = 0; len < 1100; len += (len < 80 ? 1 : 37)) {
+      const ByteView v = ByteView(data).subspan(start, len);
+      ASSERT_EQ(crc32c_hardware(v), crc32c_portable(v)) << start << "+" << len;
+    }
+  }
+  // Lengths around the three-stream block boundaries (3 x 256, 3 x 8192).
+  for (std::size_t len : {767u, 768u, 769u, 24575u, 24576u, 24577u, 25344u, 49152u + 800u}) {
+    for (std::size_t start : {0u, 1u, 7u}) {
+      const ByteView v = ByteView(data).subspan(start, len);
+      ASSERT_EQ(crc32c_hardware(v), crc32c_portable(v)) << start << "+" << len;
+      ASSERT_EQ(crc32c(v), crc32c_portable(v));
+    }
+  }
+}
+
+TEST(Crc32c, ExtendsAcrossSplits) {
+  const Bytes data = random_bytes(70000, 7);
+  const std::uint32_t whole = crc32c_portable(data);
+  for (std::size_t cut : {0u, 1u, 9u, 255u, 4096u, 30000u, 69999u, 70000u}) {
+    const ByteView a = ByteView(data).first(cut);
+    const ByteView b = ByteView(data).subspan(cut);
+    EXPECT_EQ(crc32c(b, crc32c(a)), whole) << cut;
+    EXPECT_EQ(crc32c_portable(b, crc32c_portable(a)), whole) << cut;
+  }
+}
+
+TEST(Crc32, IeeeKnownVectors) {
+  EXPECT_EQ(crc32_ieee(bytes_of("123456789")), 0xCBF43926u);
+  EXPECT_EQ(crc32_ieee(ByteView{}), 0u);
+  const Bytes data = random_bytes(1000, 3);
+  EXPECT_EQ(crc32_ieee(ByteView(data).subspan(500), crc32_ieee(ByteView(data).first(500))),
+            crc32_ieee(data));
+}
+
+TEST(XxHash32, KnownVectors) {
+  // Reference values of xxHash's XXH32 (seed 0), also what python3-xxhash gives.
+  EXPECT_EQ(detail::xxh32(ByteView{}), 0x02CC5D05u);
+  EXPECT_EQ(detail::xxh32(bytes_of("a")), 0x550D7456u);
+  EXPECT_EQ(detail::xxh32(bytes_of("abc")), 0x32D153FFu);
+  EXPECT_EQ(detail::xxh32(bytes_of("Nobody inspects the spammish repetition")), 0xE2293B2Fu);
+}
+
+}  // namespace
+}  // namespace pp
