@@ -1,0 +1,189 @@
+#include "proxy/records/record_batch_builder.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "proxy/protocol/wire_writer.h"
+#include "proxy/records/crc32c.h"
+#include "proxy/records/varint.h"
+
+namespace pp {
+namespace {
+
+namespace layout = record_batch_layout;
+namespace attrs = record_batch_attributes;
+using detail::put_varint;
+using detail::put_varlong;
+using detail::varint_size;
+using detail::varlong_size;
+
+// Kafka's DefaultRecord.MAX_RECORD_OVERHEAD: length (5) + attributes (1) +
+// timestamp delta (10) + offset delta (5).
+constexpr std::size_t kMaxRecordOverhead = 21;
+
+[[noreturn]] void invariant_failure(const char* what) {
+  std::fprintf(stderr, "produce-proxy: record batch invariant broken: %s\n", what);
+  std::abort();
+}
+
+std::size_t nullable_size(std::optional<ByteView> bytes) {
+  if (!bytes) return 1;  // varint(-1)
+  return varint_size(static_cast<std::int32_t>(bytes->size())) + bytes->size();
+}
+
+std::size_t nullable_size(std::optional<std::size_t> size) {
+  if (!size) return 1;
+  return varint_size(static_cast<std::int32_t>(*size)) + *size;
+}
+
+std::uint8_t* put_nullable(std::uint8_t* p, std::optional<ByteView> bytes) {
+  if (!bytes) return put_varint(p, -1);
+  p = put_varint(p, static_cast<std::int32_t>(bytes->size()));
+  if (!bytes->empty()) std::memcpy(p, bytes->data(), bytes->size());
+  return p + bytes->size();
+}
+
+std::size_t headers_size(std::span<const RecordHeaderView> headers) {
+  std::size_t n = varint_size(static_cast<std::int32_t>(headers.size()));
+  for (const RecordHeaderView& h : headers) {
+    n += nullable_size(std::optional<ByteView>(h.key)) + nullable_size(h.value);
+  }
+  return n;
+}
+
+std::int16_t attributes_of(const RecordBatchBuildOptions& o) {
+  auto a = static_cast<std::int16_t>(static_cast<int>(o.compression) & attrs::kCodecMask);
+  if (o.timestamp_type == TimestampType::kLogAppendTime) a |= attrs::kTimestampType;
+  if (o.transactional) a |= attrs::kTransactional;
+  if (o.control) a |= attrs::kControl;
+  return a;
+}
+
+}  // namespace
+
+RecordBatchBuilder::RecordBatchBuilder(const RecordBatchBuildOptions& options,
+                                       std::size_t expected_bytes)
+    : options_(options), expected_bytes_(expected_bytes) {
+  buffer_.reserve(std::max(expected_bytes, layout::kHeaderSize));
+  buffer_.resize(layout::kHeaderSize);
+}
+
+std::size_t RecordBatchBuilder::record_body_size(std::int64_t timestamp_delta,
+                                                 std::int32_t offset_delta,
+                                                 std::optional<ByteView> key,
+                                                 std::optional<ByteView> value,
+                                                 std::span<const RecordHeaderView> headers) const {
+  return 1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + nullable_size(key) +
+         nullable_size(value) + headers_size(headers);
+}
+
+std::size_t RecordBatchBuilder::size_bytes_with(std::int64_t timestamp,
+                                                std::optional<ByteView> key,
+                                                std::optional<ByteView> value,
+                                                std::span<const RecordHeaderView> headers) const {
+  const std::int64_t delta = count_ == 0 ? 0 : timestamp - base_timestamp_;
+  const std::size_t body = record_body_size(delta, count_, key, value, headers);
+  return buffer_.size() + varint_size(static_cast<std::int32_t>(body)) + body;
+}
+
+std::size_t RecordBatchBuilder::record_size_upper_bound(std::optional<std::size_t> key_size,
+                                                        std::optional<std::size_t> value_size,
+                                                        std::span<const RecordHeaderView> headers) {
+  return kMaxRecordOverhead + nullable_size(key_size) + nullable_size(value_size) +
+         headers_size(headers);
+}
+
+void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> key,
+                                std::optional<ByteView> value,
+                                std::span<const RecordHeaderView> headers) {
+  if (count_ == 0) {
+    base_timestamp_ = timestamp;
+    max_timestamp_ = timestamp;
+  }
+  max_timestamp_ = std::max(max_timestamp_, timestamp);
+  const std::int64_t timestamp_delta = timestamp - base_timestamp_;
+  const std::size_t body = record_body_size(timestamp_delta, count_, key, value, headers);
+  if (body > static_cast<std::size_t>(INT32_MAX) ||
+      buffer_.size() + body + 5 - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
+    invariant_failure("batch over 2 GiB (the caller must stop at batch_bytes)");
+  }
+  const std::size_t record_size = varint_size(static_cast<std::int32_t>(body)) + body;
+
+  // One resize per record, then plain stores: the varints and the key, value
+  // and header bytes land directly in the batch buffer.
+  const std::size_t at = buffer_.size();
+  if (buffer_.capacity() < at + record_size) buffer_.reserve(std::max(at + record_size, 2 * at));
+  buffer_.resize(at + record_size);
+  std::uint8_t* p = buffer_.data() + at;
+  p = put_varint(p, static_cast<std::int32_t>(body));
+  *p++ = 0;  // attributes: unused
+  p = put_varlong(p, timestamp_delta);
+  p = put_varint(p, count_);
+  p = put_nullable(p, key);
+  p = put_nullable(p, value);
+  p = put_varint(p, static_cast<std::int32_t>(headers.size()));
+  for (const RecordHeaderView& h : headers) {
+    p = put_nullable(p, h.key);
+    p = put_nullable(p, h.value);
+  }
+  ++count_;
+}
+
+void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size) const {
+  const auto put = [out](std::size_t at, auto v) { WireWriter::put_be(out + at, v); };
+  put(layout::kBaseOffset, options_.base_offset);
+  put(layout::kLength, static_cast<std::int32_t>(total_size - layout::kLogOverhead));
+  put(layout::kPartitionLeaderEpoch, options_.partition_leader_epoch);
+  out[layout::kMagic] = static_cast<std::uint8_t>(kRecordBatchMagic);
+  put(layout::kAttributes, attributes_of(options_));
+  // An empty batch has no last record: Kafka would never send one; we write -1.
+  put(layout::kLastOffsetDelta, static_cast<std::int32_t>(count_ - 1));
+  put(layout::kBaseTimestamp, base_timestamp_);
+  put(layout::kMaxTimestamp, max_timestamp_);
+  put(layout::kProducerId, options_.producer_id);
+  put(layout::kProducerEpoch, options_.producer_epoch);
+  put(layout::kBaseSequence, options_.base_sequence);
+  put(layout::kRecordsCount, count_);
+  const std::uint32_t crc = crc32c(ByteView(out + layout::kAttributes, total_size - layout::kAttributes));
+  put(layout::kCrc, crc);
+}
+
+Bytes RecordBatchBuilder::build() {
+  Bytes out;
+  if (options_.compression == CompressionCodec::kNone) {
+    write_header(buffer_.data(), buffer_.size());
+    out = std::move(buffer_);
+    buffer_ = Bytes();
+    buffer_.reserve(std::max(expected_bytes_, layout::kHeaderSize));
+  } else {
+    // The records section is compressed as one stream; the header and
+    // RecordsCount stay uncompressed.
+    const ByteView records(buffer_.data() + layout::kHeaderSize, buffer_.size() - layout::kHeaderSize);
+    out.reserve(layout::kHeaderSize + records.size() / 2 + 64);
+    out.resize(layout::kHeaderSize);
+    compress_append(options_.compression, records, out,
+                    CompressOptions{options_.compression_level, Lz4Framing::kStandard});
+    if (out.size() - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
+      invariant_failure("compressed batch over 2 GiB");
+    }
+    write_header(out.data(), out.size());
+  }
+  buffer_.resize(layout::kHeaderSize);
+  count_ = 0;
+  base_timestamp_ = -1;
+  max_timestamp_ = -1;
+  return out;
+}
+
+void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_id,
+                          std::int16_t producer_epoch, std::int32_t base_sequence) {
+  if (batch.size() < layout::kHeaderSize) invariant_failure("patch_producer_state on a short batch");
+  WireWriter::put_be(batch.data() + layout::kProducerId, producer_id);
+  WireWriter::put_be(batch.data() + layout::kProducerEpoch, producer_epoch);
+  WireWriter::put_be(batch.data() + layout::kBaseSequence, base_sequence);
+  const std::uint32_t crc = crc32c(ByteView(batch.data() + layout::kAttributes, batch.size() - layout::kAttributes));
+  WireWriter::put_be(batch.data() + layout::kCrc, crc);
+}
+
+}  // namespace pp

@@ -1,0 +1,104 @@
+// Writing RecordBatch v2, and re-stamping a built batch's producer state.
+// What the upstream pipeline sends: one batch per partition per request.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "proxy/protocol/bytes.h"
+#include "proxy/records/compression.h"
+#include "proxy/records/record.h"
+#include "proxy/records/record_batch.h"
+
+namespace pp {
+
+struct RecordBatchBuildOptions {
+  std::int64_t base_offset = 0;              // producers send 0; the broker assigns
+  std::int32_t partition_leader_epoch = -1;  // the broker fills it; outside the CRC
+  std::int64_t producer_id = -1;
+  std::int16_t producer_epoch = -1;
+  std::int32_t base_sequence = -1;
+  CompressionCodec compression = CompressionCodec::kNone;
+  std::optional<int> compression_level;  // nullopt: the codec's Kafka default
+  TimestampType timestamp_type = TimestampType::kCreateTime;  // producers send CreateTime
+  bool transactional = false;
+  bool control = false;
+};
+
+// Appends records and builds one batch. Records are written once, straight
+// into the final buffer (uncompressed) or into a reused scratch buffer that is
+// then compressed, so appending a record costs about a memcpy of its bytes.
+// BaseTimestamp is the first record's timestamp and MaxTimestamp the largest,
+// as Kafka's MemoryRecordsBuilder does; offset deltas run 0..n-1.
+class RecordBatchBuilder {
+ public:
+  // `expected_bytes`: the batch size the caller will stop at (batch_bytes),
+  // reserved up front so appends never reallocate.
+  explicit RecordBatchBuilder(const RecordBatchBuildOptions& options = {},
+                              std::size_t expected_bytes = 0);
+
+  void append(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
+              std::span<const RecordHeaderView> headers = {});
+
+  std::int32_t record_count() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  // Uncompressed size of the batch built now: the 61-byte header plus the
+  // records. An upper bound of the compressed size, give or take the codec's
+  // few bytes of framing for incompressible data.
+  std::size_t size_bytes() const { return buffer_.size(); }
+  // What size_bytes() would be after appending this record.
+  std::size_t size_bytes_with(std::int64_t timestamp, std::optional<ByteView> key,
+                              std::optional<ByteView> value,
+                              std::span<const RecordHeaderView> headers = {}) const;
+  // Size of one encoded record whatever its timestamp and position (Kafka's
+  // DefaultRecordBatch.estimateBatchSizeUpperBound, per record).
+  static std::size_t record_size_upper_bound(std::optional<std::size_t> key_size,
+                                             std::optional<std::size_t> value_size,
+                                             std::span<const RecordHeaderView> headers = {});
+
+  // The finished batch, CRC included. The builder is then empty again, with
+  // the same options, ready for the next batch (its buffers are reused).
+  Bytes build();
+
+  const RecordBatchBuildOptions& options() const { return options_; }
+  void set_options(const RecordBatchBuildOptions& options) { options_ = options; }
+
+ private:
+  std::size_t record_body_size(std::int64_t timestamp_delta, std::int32_t offset_delta,
+                               std::optional<ByteView> key, std::optional<ByteView> value,
+                               std::span<const RecordHeaderView> headers) const;
+  void write_header(std::uint8_t* out, std::size_t total_size) const;
+
+  RecordBatchBuildOptions options_;
+  std::size_t expected_bytes_ = 0;
+  Bytes buffer_;  // header placeholder + records, uncompressed
+  std::int32_t count_ = 0;
+  std::int64_t base_timestamp_ = -1;
+  std::int64_t max_timestamp_ = -1;
+};
+
+// Re-stamps ProducerId, ProducerEpoch and BaseSequence (bytes 43-60) of a built
+// batch and recomputes its CRC, without touching the records: a retry after an
+// epoch bump resends the same bytes under the new epoch (Kafka's
+// ProducerBatch.resetProducerState / reopenAndRewriteProducerState). `batch`
+// must be a whole v2 batch of ours; a shorter buffer is a programming error.
+void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_id,
+                          std::int16_t producer_epoch, std::int32_t base_sequence);
+
+// The sequence `increment` after `sequence`, wrapping from INT32_MAX to 0
+// (DefaultRecordBatch.incrementSequence).
+constexpr std::int32_t increment_sequence(std::int32_t sequence, std::int32_t increment) {
+  if (sequence > INT32_MAX - increment) return increment - (INT32_MAX - sequence) - 1;
+  return sequence + increment;
+}
+
+// The batch's last sequence: BaseSequence + LastOffsetDelta, wrapping; -1 (no
+// sequence) stays -1 (DefaultRecordBatch.lastSequence).
+constexpr std::int32_t last_sequence(std::int32_t base_sequence, std::int32_t last_offset_delta) {
+  if (base_sequence == -1) return -1;
+  return increment_sequence(base_sequence, last_offset_delta);
+}
+
+}  // namespace pp
