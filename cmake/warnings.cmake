@@ -5,7 +5,7 @@ target_compile_options(pp_warnings INTERFACE -Wall -Wextra -Werror -Wno-missing-
 # clang 16 implements everything libstdc++ 12's <expected> needs but still reports
 # __cpp_concepts as 201907, which hides std::expected; announce the level it has.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  add_compile_options(-Wno-builtin-macro-redefined -D__cpp_concepts=202002L)
+  add_compile_options(-Wno-builtin-macro-redefined -Wno-macro-redefined -D__cpp_concepts=202002L)
 endif()
 
 function(pp_library name)

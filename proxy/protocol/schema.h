@@ -388,7 +388,11 @@ Decoded<void> decode_struct(WireReader& r, T& out, SchemaContext c) {
     if (err) return std::unexpected(std::move(*err));
     if (!known) {
       if constexpr (schema_detail::HasUnknownTags<T>) {
-        out.unknown_tags.push_back(RawTaggedField{*tag, Bytes(payload->begin(), payload->end())});
+        // Kept in tag order (stable for repeats), the order encode_struct writes.
+        auto at_tag = std::upper_bound(
+            out.unknown_tags.begin(), out.unknown_tags.end(), *tag,
+            [](std::uint32_t t, const RawTaggedField& f) { return t < f.tag; });
+        out.unknown_tags.insert(at_tag, RawTaggedField{*tag, Bytes(payload->begin(), payload->end())});
       }
     }
   }
