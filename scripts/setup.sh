@@ -13,7 +13,7 @@ capture_tools=0
 for arg in "$@"; do
   case "$arg" in
     --capture-tools) capture_tools=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "setup: unknown option $arg" >&2; exit 2 ;;
   esac
 done
