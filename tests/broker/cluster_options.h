@@ -1,0 +1,91 @@
+// What a test cluster is made of: brokers, topics with their
+// producer.state.batches.to.retain (KIP-1269), and the knobs that pick which
+// Kafka broker generation it imitates (PIPELINE.md D.3, D.5).
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pp::test_broker {
+
+// Kafka node ids. The test cluster numbers its brokers 1..N, as librdkafka's
+// mock cluster does, so "broker 0" is never a valid id by accident.
+using BrokerId = std::int32_t;
+
+// KIP-1269: producer.state.batches.to.retain has a default and a minimum of 5
+// (the NUM_BATCHES_TO_RETAIN every released broker hard-codes).
+inline constexpr int kDefaultRetain = 5;
+inline constexpr int kLegacyRetain = 5;
+
+struct TopicSpec {
+  std::string name;
+  int partitions = 1;
+  int retain = kDefaultRetain;
+};
+
+// Parses the CLI form "NAME:PARTITIONS[:RETAIN]" (INTERFACES.md, Test cluster).
+std::expected<TopicSpec, std::string> parse_topic_spec(std::string_view text);
+
+// What a producer id the partition has no state for may start with
+// (PIPELINE.md D.3): the behaviour changed with every few Kafka releases.
+enum class NoStateRule : std::uint8_t {
+  // 0.11: only the last batch is retained; an older duplicate gets
+  // DUPLICATE_SEQUENCE_NUMBER; an unknown producer must start at 0.
+  kKafka0_11,
+  // 1.0-2.4: a first sequence other than 0 without state is UNKNOWN_PRODUCER_ID.
+  kKafka1_0,
+  // 2.5-4.4 (KIP-360): any first sequence is accepted when there is no state
+  // (ProducerAppendInfo.checkSequence, currentEntry.producerEpoch == NO_PRODUCER_EPOCH).
+  kKafka2_5,
+  // 4.5 (KAFKA-15591): a partition that never held records accepts only
+  // sequence 0 (else OUT_OF_ORDER_SEQUENCE_NUMBER); one that did, any.
+  kKafka4_5,
+};
+
+std::string_view to_string(NoStateRule rule);
+std::optional<NoStateRule> parse_no_state_rule(std::string_view text);  // "0.11", "1.0", "2.5", "4.5"
+
+// What InitProducerId does with a v3+ request naming a known id and epoch.
+enum class InitProducerIdMode : std::uint8_t {
+  // KIP-360 as written: the same id comes back with the epoch bumped.
+  kBumpEpoch,
+  // What TransactionCoordinator.handleInitProducerId does for an idempotent
+  // (non-transactional) producer: always a fresh id at epoch 0.
+  kAlwaysNewId,
+};
+
+// How an injected "append, then drop the response" fault ends.
+enum class DropMode : std::uint8_t {
+  // Nothing is written; the client learns only from its request timeout.
+  kSilent,
+  // The connection is closed where the response would have gone: a network
+  // cut after the append. Clients fail every in-flight request at once.
+  kCloseConnection,
+};
+
+struct TestClusterOptions {
+  int brokers = 1;
+  std::vector<TopicSpec> topics;
+  // The last K brokers behave like pre-KIP-1269 brokers: Produce up to v13 and
+  // a fixed window of 5 whatever the topic says.
+  int legacy_brokers = 0;
+  std::uint32_t rtt_ms = 0;
+  // Seeds topic ids and the fault dice; nullopt picks one (and logs it).
+  std::optional<std::uint64_t> seed;
+  NoStateRule no_state_rule = NoStateRule::kKafka2_5;
+  InitProducerIdMode init_producer_id_mode = InitProducerIdMode::kBumpEpoch;
+  std::string host = "127.0.0.1";
+  std::size_t max_request_bytes = 100 * 1024 * 1024;
+  // Cap on how long an empty Fetch is parked (the client's max_wait_ms is
+  // honoured up to this), so consumers long-poll instead of spinning.
+  std::uint32_t max_fetch_wait_ms = 1000;
+};
+
+// Checks counts, names and RETAIN >= 5; the message says what is wrong.
+std::expected<void, std::string> validate(const TestClusterOptions& options);
+
+}  // namespace pp::test_broker
