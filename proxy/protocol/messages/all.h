@@ -3,8 +3,13 @@
 #pragma once
 
 #include "proxy/protocol/messages/api_versions.h"
+#include "proxy/protocol/messages/fetch.h"
+#include "proxy/protocol/messages/init_producer_id.h"
+#include "proxy/protocol/messages/list_offsets.h"
 #include "proxy/protocol/messages/metadata.h"
 #include "proxy/protocol/messages/produce.h"
+#include "proxy/protocol/messages/sasl_authenticate.h"
+#include "proxy/protocol/messages/sasl_handshake.h"
 
 namespace pp {
 
@@ -18,7 +23,12 @@ template <class... Pairs>
 struct ApiList {};
 
 using AllApis = ApiList<ApiPair<ProduceRequest, ProduceResponse>,
+                        ApiPair<FetchRequest, FetchResponse>,
+                        ApiPair<ListOffsetsRequest, ListOffsetsResponse>,
                         ApiPair<MetadataRequest, MetadataResponse>,
-                        ApiPair<ApiVersionsRequest, ApiVersionsResponse>>;
+                        ApiPair<SaslHandshakeRequest, SaslHandshakeResponse>,
+                        ApiPair<ApiVersionsRequest, ApiVersionsResponse>,
+                        ApiPair<InitProducerIdRequest, InitProducerIdResponse>,
+                        ApiPair<SaslAuthenticateRequest, SaslAuthenticateResponse>>;
 
 }  // namespace pp
