@@ -181,11 +181,11 @@ struct FetchPartitionData {
   std::int32_t partition_index = 0;
   ErrorCode error_code = ErrorCode::kNone;
   std::int64_t high_watermark = 0;
-  std::int64_t last_stable_offset = -1;      // v4+ (KIP-98)
-  std::int64_t log_start_offset = -1;        // v5+ (KIP-107)
-  FetchEpochEndOffset diverging_epoch;       // v12+, tag 0
-  FetchLeaderIdAndEpoch current_leader;      // v12+, tag 1
-  FetchSnapshotId snapshot_id;               // v12+, tag 2
+  std::int64_t last_stable_offset = -1;  // v4+ (KIP-98)
+  std::int64_t log_start_offset = -1;    // v5+ (KIP-107)
+  FetchEpochEndOffset diverging_epoch;   // v12+, tag 0
+  FetchLeaderIdAndEpoch current_leader;  // v12+, tag 1
+  FetchSnapshotId snapshot_id;           // v12+, tag 2
   // v4+, nullable. Kafka gives no JSON default, so its generated default (an
   // empty list, not null) is kept.
   std::optional<std::vector<FetchAbortedTransaction>> aborted_transactions =

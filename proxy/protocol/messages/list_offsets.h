@@ -26,7 +26,7 @@ inline constexpr std::int64_t kListOffsetsMaxTimestamp = -3;  // v7+ (KIP-734)
 struct ListOffsetsPartition {
   std::int32_t partition_index = 0;
   std::int32_t current_leader_epoch = -1;  // v4+ (KIP-320)
-  std::int64_t timestamp = 0;  // a time in ms, or one of the special values above
+  std::int64_t timestamp = 0;              // a time in ms, or one of the special values above
   RawTaggedFields unknown_tags;
 
   bool operator==(const ListOffsetsPartition&) const = default;
@@ -80,8 +80,8 @@ struct ListOffsetsRequest {
 struct ListOffsetsPartitionResponse {
   std::int32_t partition_index = 0;
   ErrorCode error_code = ErrorCode::kNone;
-  std::int64_t timestamp = -1;  // v1+
-  std::int64_t offset = -1;     // v1+
+  std::int64_t timestamp = -1;     // v1+
+  std::int64_t offset = -1;        // v1+
   std::int32_t leader_epoch = -1;  // v4+ (KIP-320)
   RawTaggedFields unknown_tags;
 
