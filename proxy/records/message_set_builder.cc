@@ -51,7 +51,7 @@ void MessageSetBuilder::append(std::int64_t offset, std::int64_t timestamp,
                         value);
   if (count_ == 0 || timestamp > max_timestamp_) max_timestamp_ = timestamp;
   last_offset_ = offset;
-  next_offset_ = offset + 1;
+  next_offset_ = wrapping_add(offset, 1);
   ++count_;
 }
 

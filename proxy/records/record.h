@@ -34,6 +34,16 @@ struct RecordView {
   std::vector<RecordHeaderView> headers;
 };
 
+// Two's-complement arithmetic on peer-supplied offsets and timestamps, as
+// Java's long does: base + delta must not be undefined behaviour when a peer
+// sends extreme values.
+constexpr std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+constexpr std::int64_t wrapping_sub(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+
 inline ByteView as_bytes(std::string_view s) {
   return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
 }

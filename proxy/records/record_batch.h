@@ -77,7 +77,7 @@ struct RecordBatchHeader {
   std::size_t total_size() const {
     return static_cast<std::size_t>(batch_length) + record_batch_layout::kLogOverhead;
   }
-  std::int64_t last_offset() const { return base_offset + last_offset_delta; }
+  std::int64_t last_offset() const { return wrapping_add(base_offset, last_offset_delta); }
 };
 
 // Decodes the 61-byte header only. Checks the magic (kUnsupported unless 2) and
@@ -106,13 +106,15 @@ class RecordBatchView {
   ByteView wire_bytes() const { return wire_; }
   std::span<const RecordView> records() const { return records_; }
 
-  std::int64_t offset_of(const RecordView& r) const { return header_.base_offset + r.offset_delta; }
+  std::int64_t offset_of(const RecordView& r) const {
+    return wrapping_add(header_.base_offset, r.offset_delta);
+  }
   // A LogAppendTime batch's records all carry the batch's MaxTimestamp
   // (DefaultRecordBatch: the broker sets it once for the whole batch).
   std::int64_t timestamp_of(const RecordView& r) const {
     return header_.timestamp_type() == TimestampType::kLogAppendTime
                ? header_.max_timestamp
-               : header_.base_timestamp + r.timestamp_delta;
+               : wrapping_add(header_.base_timestamp, r.timestamp_delta);
   }
 
  private:

@@ -37,11 +37,14 @@ std::size_t nullable_size(std::optional<std::size_t> size) {
   return varint_size(static_cast<std::int32_t>(*size)) + *size;
 }
 
-std::uint8_t* put_nullable(std::uint8_t* p, std::optional<ByteView> bytes) {
-  if (!bytes) return put_varint(p, -1);
-  p = put_varint(p, static_cast<std::int32_t>(bytes->size()));
-  if (!bytes->empty()) std::memcpy(p, bytes->data(), bytes->size());
-  return p + bytes->size();
+// Appends the pending small fields [scratch, end) and a nullable byte field
+// (varint length, then the bytes); returns `scratch`, empty again.
+std::uint8_t* flush_with(Bytes& out, std::uint8_t* scratch, std::uint8_t* end,
+                         std::optional<ByteView> bytes) {
+  end = put_varint(end, bytes ? static_cast<std::int32_t>(bytes->size()) : -1);
+  out.insert(out.end(), scratch, end);
+  if (bytes && !bytes->empty()) out.insert(out.end(), bytes->begin(), bytes->end());
+  return scratch;
 }
 
 std::size_t headers_size(std::span<const RecordHeaderView> headers) {
@@ -82,7 +85,7 @@ std::size_t RecordBatchBuilder::size_bytes_with(std::int64_t timestamp,
                                                 std::optional<ByteView> key,
                                                 std::optional<ByteView> value,
                                                 std::span<const RecordHeaderView> headers) const {
-  const std::int64_t delta = count_ == 0 ? 0 : timestamp - base_timestamp_;
+  const std::int64_t delta = count_ == 0 ? 0 : wrapping_sub(timestamp, base_timestamp_);
   const std::size_t body = record_body_size(delta, count_, key, value, headers);
   return buffer_.size() + varint_size(static_cast<std::int32_t>(body)) + body;
 }
@@ -102,7 +105,7 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
     max_timestamp_ = timestamp;
   }
   max_timestamp_ = std::max(max_timestamp_, timestamp);
-  const std::int64_t timestamp_delta = timestamp - base_timestamp_;
+  const std::int64_t timestamp_delta = wrapping_sub(timestamp, base_timestamp_);
   const std::size_t body = record_body_size(timestamp_delta, count_, key, value, headers);
   if (body > static_cast<std::size_t>(INT32_MAX) ||
       buffer_.size() + body + 5 - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
@@ -110,23 +113,25 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
   }
   const std::size_t record_size = varint_size(static_cast<std::int32_t>(body)) + body;
 
-  // One resize per record, then plain stores: the varints and the key, value
-  // and header bytes land directly in the batch buffer.
-  const std::size_t at = buffer_.size();
-  if (buffer_.capacity() < at + record_size) buffer_.reserve(std::max(at + record_size, 2 * at));
-  buffer_.resize(at + record_size);
-  std::uint8_t* p = buffer_.data() + at;
-  p = put_varint(p, static_cast<std::int32_t>(body));
+  // Small fields collect in a stack buffer; key, value and header bytes are
+  // appended straight from the caller's memory. vector::insert copies without
+  // zero-filling first (resize would write every byte twice).
+  if (buffer_.capacity() < buffer_.size() + record_size) {
+    buffer_.reserve(std::max(buffer_.size() + record_size, 2 * buffer_.size()));
+  }
+  std::uint8_t scratch[32];  // at most length 5 + attributes 1 + delta 10 + offset 5 + key length 5
+  std::uint8_t* p = put_varint(scratch, static_cast<std::int32_t>(body));
   *p++ = 0;  // attributes: unused
   p = put_varlong(p, timestamp_delta);
   p = put_varint(p, count_);
-  p = put_nullable(p, key);
-  p = put_nullable(p, value);
+  p = flush_with(buffer_, scratch, p, key);
+  p = flush_with(buffer_, scratch, p, value);
   p = put_varint(p, static_cast<std::int32_t>(headers.size()));
   for (const RecordHeaderView& h : headers) {
-    p = put_nullable(p, h.key);
-    p = put_nullable(p, h.value);
+    p = flush_with(buffer_, scratch, p, h.key);
+    p = flush_with(buffer_, scratch, p, h.value);
   }
+  buffer_.insert(buffer_.end(), scratch, p);
   ++count_;
 }
 

@@ -35,7 +35,7 @@ void check_batch(pp::ByteView wire) {
   o.base_sequence = h.base_sequence;
   pp::RecordBatchBuilder builder(o);
   for (const pp::RecordView& r : batch->records()) {
-    builder.append(h.base_timestamp + r.timestamp_delta, r.key, r.value, r.headers);
+    builder.append(batch->timestamp_of(r), r.key, r.value, r.headers);
   }
   pp::Bytes rebuilt = builder.build();
   pp::patch_producer_state(rebuilt, h.producer_id, h.producer_epoch, h.base_sequence);
@@ -44,7 +44,8 @@ void check_batch(pp::ByteView wire) {
   for (std::size_t i = 0; i < batch->records().size(); ++i) {
     const pp::RecordView& a = batch->records()[i];
     const pp::RecordView& b = again->records()[i];
-    if (!same(a.key, b.key) || !same(a.value, b.value) || a.headers.size() != b.headers.size()) {
+    if (!same(a.key, b.key) || !same(a.value, b.value) || a.headers.size() != b.headers.size() ||
+        again->timestamp_of(b) != batch->timestamp_of(a)) {
       __builtin_trap();
     }
     // Kafka's builder numbers records 0..n-1 whatever the input said.

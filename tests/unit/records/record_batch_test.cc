@@ -214,6 +214,24 @@ TEST(RecordBatch, LargeValuesAndManyRecords) {
   }
 }
 
+TEST(RecordBatch, ExtremeTimestampsAndOffsetsWrapLikeJava) {
+  RecordBatchBuildOptions o;
+  o.base_offset = INT64_MAX;
+  RecordBatchBuilder b(o);
+  b.append(INT64_MIN, std::nullopt, as_bytes("a"));
+  b.append(INT64_MAX, std::nullopt, as_bytes("b"));
+  b.append(0, std::nullopt, as_bytes("c"));
+  const Bytes wire = b.build();
+  auto batch = decode_record_batch(wire);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->timestamp_of(batch->records()[0]), INT64_MIN);
+  EXPECT_EQ(batch->timestamp_of(batch->records()[1]), INT64_MAX);
+  EXPECT_EQ(batch->timestamp_of(batch->records()[2]), 0);
+  EXPECT_EQ(batch->header().max_timestamp, INT64_MAX);
+  EXPECT_EQ(batch->offset_of(batch->records()[0]), INT64_MAX);
+  EXPECT_EQ(batch->offset_of(batch->records()[1]), INT64_MIN);  // wraps, as Java's long does
+}
+
 TEST(PatchProducerState, RestampsAndKeepsCrcValid) {
   for (CompressionCodec codec : kCodecs) {
     RecordBatchBuildOptions o;
