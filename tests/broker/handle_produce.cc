@@ -53,8 +53,8 @@ class PartitionProducer {
     const int window = cluster_.retain_on(self_.id, p_);
     if (p_.watchdog.on_received(header->producer_id, window)) {
       log().warn(
-          "window violation: producer {} sent a batch for {}-{} (seq {}) to broker {} while {} of "
-          "its batches were already in flight there; the window is {}",
+          "window violation: producer {} sent a batch for {}-{} (seq {}) to broker {} while it already "
+          "had {} batches of that partition in flight; the window is {}",
           header->producer_id, p_.topic, p_.index, header->base_sequence, self_.id,
           p_.watchdog.held(header->producer_id) - 1, window);
     }
