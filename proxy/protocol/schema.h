@@ -130,6 +130,39 @@ void encode_value(WireWriter& w, const T& v, bool nullable, SchemaContext c);
 template <class T>
 Decoded<void> decode_value(WireReader& r, T& out, bool nullable, SchemaContext c);
 
+// The fewest bytes a value of T can take at context c. Array counts are
+// checked against it, so a hostile count cannot make the decoder allocate
+// more than a small multiple of the bytes the peer actually sent.
+template <class T>
+constexpr std::size_t min_wire_size(SchemaContext c) {
+  using namespace schema_detail;
+  if constexpr (IsOptional<T>::value || std::is_same_v<T, RecordsView> ||
+                std::is_same_v<T, Bytes> || IsVector<T>::value) {
+    return c.flexible ? 1 : 4;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return c.flexible ? 1 : 2;
+  } else if constexpr (std::is_same_v<T, Uuid>) {
+    return 16;
+  } else if constexpr (std::is_enum_v<T>) {
+    return sizeof(std::underlying_type_t<T>);
+  } else if constexpr (Strong<T>) {
+    return sizeof(typename T::rep_type);
+  } else if constexpr (Described<T>) {
+    std::size_t total = c.flexible ? 1 : 0;
+    std::apply(
+        [&](const auto&... f) {
+          ((total += (f.versions.contains(c.version) && !f.is_tagged_in(c.version))
+                         ? min_wire_size<std::remove_cvref_t<decltype(std::declval<T>().*(f.member))>>(c)
+                         : 0),
+           ...);
+        },
+        T::fields());
+    return total;
+  } else {
+    return sizeof(T);
+  }
+}
+
 template <schema_detail::Described T>
 void encode_struct(WireWriter& w, const T& v, SchemaContext c);
 template <schema_detail::Described T>
@@ -268,11 +301,14 @@ Decoded<void> decode_value(WireReader& r, T& out, bool nullable, SchemaContext c
     out.assign(span->begin(), span->end());
     return {};
   } else if constexpr (IsVector<T>::value) {
-    // read_length has already refused a count larger than the bytes left, so
-    // a hostile count cannot make us allocate before elements are read.
+    // A count the remaining bytes cannot hold is refused before anything is
+    // allocated for it.
     auto len = r.read_length(c.flexible, true);
     if (!len) return std::unexpected(len.error());
     if (!*len) return r.fail(DecodeErrorKind::kNegativeLength);
+    using Element = typename T::value_type;
+    const std::size_t element_min = std::max<std::size_t>(1, min_wire_size<Element>(c));
+    if (**len > r.remaining() / element_min) return r.fail(DecodeErrorKind::kLengthTooLarge);
     out.clear();
     out.reserve(**len);
     for (std::size_t i = 0; i < **len; ++i) {

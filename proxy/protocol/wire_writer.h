@@ -2,6 +2,7 @@
 // cannot fail; sizes that must be known up front are patched afterwards.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -47,6 +48,9 @@ class WireWriter {
 
   // Length prefix for a present value (see WireReader::read_length).
   void length(std::size_t len, bool compact, bool wide) {
+    // Our own invariant: callers never hand us a string over int16 or a blob
+    // over int32 (the front end bounds requests far below that).
+    assert(wide ? len <= 0x7fffffffu : len <= 0x7fffu);
     if (compact) {
       uvarint(static_cast<std::uint32_t>(len + 1));
     } else if (wide) {
