@@ -80,22 +80,23 @@ Decoded<void> parse_entries(ByteView data, std::size_t base, bool allow_partial,
   WireReader r(data, base);
   while (!r.empty()) {
     const std::size_t at = r.offset();
-    const std::string index = "[" + std::to_string(out.size()) + "]";
+    // Field names are built only on the error path.
+    const auto index = [&out] { return "[" + std::to_string(out.size()) + "]"; };
     bool partial = r.remaining() < layout::kLogOverhead;
     std::int32_t size = 0;
     std::int64_t offset = 0;
     if (!partial) {
       offset = *r.read_int64();
       size = *r.read_int32();
-      if (size < 0) return fail_at(DecodeErrorKind::kNegativeLength, at + layout::kMessageSize, index + ".message_size");
+      if (size < 0) return fail_at(DecodeErrorKind::kNegativeLength, at + layout::kMessageSize, index() + ".message_size");
       // "Record size is less than the minimum record overhead (14)".
       if (static_cast<std::size_t>(size) < layout::kMessageOverheadV0) {
-        return fail_at(DecodeErrorKind::kInvalidValue, at + layout::kMessageSize, index + ".message_size");
+        return fail_at(DecodeErrorKind::kInvalidValue, at + layout::kMessageSize, index() + ".message_size");
       }
       partial = static_cast<std::size_t>(size) > r.remaining();
     }
     if (partial) {
-      if (!allow_partial) return fail_at(DecodeErrorKind::kTruncated, at, index);
+      if (!allow_partial) return fail_at(DecodeErrorKind::kTruncated, at, index());
       partial_at = at;
       return {};
     }
@@ -103,7 +104,7 @@ Decoded<void> parse_entries(ByteView data, std::size_t base, bool allow_partial,
     auto parsed = parse_message(offset, message, at + layout::kLogOverhead);
     if (!parsed) {
       DecodeError e = std::move(parsed).error();
-      e.within(index);
+      e.within(index());
       return std::unexpected(std::move(e));
     }
     parsed->at = at;
@@ -203,15 +204,15 @@ class MessageSetDecoder {
     }
     for (std::size_t j = 0; j < inner.size(); ++j) {
       const Message& m = inner[j];
-      const std::string where = "decompressed[" + std::to_string(j) + "]";
+      const auto where = [j] { return "decompressed[" + std::to_string(j) + "]"; };
       // One level only: "Inner messages must not be compressed".
       if ((m.attributes & legacy_attributes::kCodecMask) != 0) {
-        return fail_at(DecodeErrorKind::kInvalidValue, m.at + layout::kAttributes, where + ".attributes.compression");
+        return fail_at(DecodeErrorKind::kInvalidValue, m.at + layout::kAttributes, where() + ".attributes.compression");
       }
       LegacyRecordView r = plain(m);
       r.wrapper_codec = codec;
       if (relative && __builtin_add_overflow(base, m.offset, &r.offset)) {
-        return fail_at(DecodeErrorKind::kInvalidValue, m.at + layout::kOffset, where + ".offset");
+        return fail_at(DecodeErrorKind::kInvalidValue, m.at + layout::kOffset, where() + ".offset");
       }
       // Inner magic-1 messages take the wrapper's timestamp type, and its
       // timestamp under LogAppendTime (LegacyRecord's wrapper timestamp).

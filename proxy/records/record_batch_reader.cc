@@ -51,14 +51,18 @@ Decoded<void> read_headers(WireReader& r, RecordView& record) {
   }
   record.headers.reserve(static_cast<std::size_t>(*count));
   for (std::int32_t i = 0; i < *count; ++i) {
-    const std::string index = "headers[" + std::to_string(i) + "]";
+    // Field names are built only on the error path.
+    const auto within_header = [i](DecodeError e) {
+      e.within("[" + std::to_string(i) + "]").within("headers");
+      return std::unexpected(std::move(e));
+    };
     // Header keys are never null ("Invalid negative header key size").
     const std::size_t key_at = r.offset();
-    auto key = read_nullable_bytes(r, index + ".key");
-    if (!key) return std::unexpected(std::move(key).error());
-    if (!key->has_value()) return fail_at(DecodeErrorKind::kNegativeLength, key_at, index + ".key");
-    auto value = read_nullable_bytes(r, index + ".value");
-    if (!value) return std::unexpected(std::move(value).error());
+    auto key = read_nullable_bytes(r, "key");
+    if (!key) return within_header(std::move(key).error());
+    if (!key->has_value()) return within_header(DecodeError{DecodeErrorKind::kNegativeLength, key_at, "key"});
+    auto value = read_nullable_bytes(r, "value");
+    if (!value) return within_header(std::move(value).error());
     record.headers.push_back(RecordHeaderView{**key, *value});
   }
   return {};
@@ -202,7 +206,7 @@ Decoded<RecordBatchSplit> split_record_batches(ByteView records) {
   WireReader r(records);
   while (!r.empty()) {
     const std::size_t at = r.offset();
-    const std::string field = "batches[" + std::to_string(split.batches.size()) + "]";
+    const auto field = [&split] { return "batches[" + std::to_string(split.batches.size()) + "]"; };
     if (r.remaining() < layout::kLogOverhead) {
       split.partial = r.rest();
       split.partial_offset = at;
@@ -210,18 +214,18 @@ Decoded<RecordBatchSplit> split_record_batches(ByteView records) {
     }
     (void)*r.read_int64();
     const std::int32_t length = *r.read_int32();
-    if (length < 0) return fail_at(DecodeErrorKind::kNegativeLength, at + layout::kLength, field + ".length");
+    if (length < 0) return fail_at(DecodeErrorKind::kNegativeLength, at + layout::kLength, field() + ".length");
     if (static_cast<std::size_t>(length) < kMinLegacyEntry) {
-      return fail_at(DecodeErrorKind::kInvalidValue, at + layout::kLength, field + ".length");
+      return fail_at(DecodeErrorKind::kInvalidValue, at + layout::kLength, field() + ".length");
     }
     if (r.remaining() > layout::kMagic - layout::kLogOverhead) {
       const std::int8_t magic = static_cast<std::int8_t>(records[at + layout::kMagic]);
       if (magic < 0 || magic > kRecordBatchMagic) {
-        return fail_at(DecodeErrorKind::kUnsupported, at + layout::kMagic, field + ".magic");
+        return fail_at(DecodeErrorKind::kUnsupported, at + layout::kMagic, field() + ".magic");
       }
       if (magic == kRecordBatchMagic &&
           static_cast<std::size_t>(length) < layout::kHeaderSize - layout::kLogOverhead) {
-        return fail_at(DecodeErrorKind::kInvalidValue, at + layout::kLength, field + ".length");
+        return fail_at(DecodeErrorKind::kInvalidValue, at + layout::kLength, field() + ".length");
       }
     }
     if (static_cast<std::size_t>(length) > r.remaining()) {

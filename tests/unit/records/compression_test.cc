@@ -109,7 +109,10 @@ TEST(Compression, DecompressionBombStopsAtCap) {
     const auto elapsed = std::chrono::steady_clock::now() - start;
     ASSERT_FALSE(result.has_value()) << name_of(c);
     EXPECT_EQ(result.error().kind, DecodeErrorKind::kTooLarge) << name_of(c);
-    EXPECT_LT(elapsed, std::chrono::milliseconds(500)) << name_of(c);
+    // It stopped early in the input, not after inflating all 100 MB. (Time is
+    // only a loose check: sanitizer builds on a loaded CI machine are slow.)
+    EXPECT_LT(result.error().offset, bomb.size() / 10) << name_of(c);
+    EXPECT_LT(elapsed, std::chrono::seconds(2)) << name_of(c);
   }
 }
 
