@@ -1,0 +1,376 @@
+// Identity, epoch bumps, expiry and completion. Draining is in sender.cc and
+// response handling in response_handler.cc.
+#include "proxy/pipeline/idempotent_producer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "proxy/records/record_batch.h"
+#include "proxy/records/record_batch_builder.h"
+
+namespace pp {
+
+std::string_view to_string(IdentityState s) {
+  switch (s) {
+    case IdentityState::kUninitialized: return "UNINITIALIZED";
+    case IdentityState::kInitializing: return "INITIALIZING";
+    case IdentityState::kReady: return "READY";
+    case IdentityState::kFatal: return "FATAL";
+  }
+  return "?";
+}
+
+IdempotentProducer::IdempotentProducer(PipelineConfig config, UpstreamPort& upstream,
+                                       const Clock& clock, PipelineObserver* observer)
+    : config_(config),
+      upstream_(upstream),
+      clock_(clock),
+      observer_(observer ? observer : &default_observer_) {}
+
+IdempotentProducer::~IdempotentProducer() { *alive_ = false; }
+
+void IdempotentProducer::wake() {
+  if (wakeup_) wakeup_();
+}
+
+PartitionState& IdempotentProducer::state_for(const TopicPartition& tp) {
+  auto& slot = partitions_[tp];
+  if (!slot) {
+    slot = std::make_unique<PartitionState>(tp);
+    // A partition first used after its topic's metadata arrived starts from it.
+    auto topic = topics_.find(tp.topic);
+    if (topic != topics_.end() && tp.partition >= 0 &&
+        static_cast<std::size_t>(tp.partition) < topic->second.partitions.size()) {
+      const auto& l = topic->second.partitions[static_cast<std::size_t>(tp.partition)];
+      slot->set_leader(l.leader_id, l.leader_epoch);
+    }
+  }
+  return *slot;
+}
+
+const PartitionState* IdempotentProducer::partition(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? nullptr : it->second.get();
+}
+
+void IdempotentProducer::submit(const std::string& topic, std::int32_t partition, RecordRun run,
+                                RunCompletion done) {
+  auto tracker = std::make_shared<RunTracker>();
+  tracker->enqueued_ms = clock_.now_ms();
+  // Decision 7: a record without a timestamp (magic 0) gets the receive time,
+  // or the broker would expire this producer's state early (pitfall 18).
+  const std::int64_t receive_time = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
+  for (auto& r : run.records) {
+    if (r.timestamp_ms < 0) r.timestamp_ms = receive_time;
+    tracker->encoded_size_estimate += RecordBatchBuilder::record_size_upper_bound(
+        r.key ? std::optional<std::size_t>(r.key->size()) : std::nullopt,
+        r.value ? std::optional<std::size_t>(r.value->size()) : std::nullopt, r.headers);
+  }
+  tracker->run = std::move(run);
+  tracker->done = std::move(done);
+  buffered_bytes_ += tracker->run.size_bytes;
+  ++runs_outstanding_;
+
+  if (tracker->run.records.empty()) {
+    deferred_finish_.push_back(tracker);  // nothing to send; still answered later, not inside submit
+    wake();
+    return;
+  }
+  PartitionState& p = state_for(TopicPartition{topic, partition});
+  p.queued_runs().push_back(tracker);
+  p.add_queued_estimate(static_cast<std::int64_t>(tracker->encoded_size_estimate));
+  if (topics_.find(topic) == topics_.end() || p.leader_id() < 0) upstream_.request_metadata({topic});
+  wake();
+}
+
+// Runs that can never be sent fail here, in poll(), so `done` never runs
+// inside submit(): the producer is fatal, or metadata says the topic or
+// partition does not exist upstream.
+void IdempotentProducer::fail_unroutable() {
+  for (auto& [tp, p] : partitions_) {
+    if (p->queued_runs().empty()) continue;
+    if (identity_ == IdentityState::kFatal) {
+      fail_queued(*p, fatal_error_, "the producer is in a fatal state");
+      continue;
+    }
+    auto topic = topics_.find(tp.topic);
+    if (topic == topics_.end()) continue;
+    const ErrorCode error = topic->second.error;
+    if (error != ErrorCode::kNone && error != ErrorCode::kLeaderNotAvailable) {
+      fail_queued(*p, error, "topic error from upstream metadata");
+    } else if (error == ErrorCode::kNone &&
+               (tp.partition < 0 || static_cast<std::size_t>(tp.partition) >= topic->second.partitions.size())) {
+      fail_queued(*p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream");
+    }
+  }
+}
+
+void IdempotentProducer::on_metadata(const MetadataUpdate& update) {
+  for (const auto& [name, topic] : update.topics) {
+    topics_[name] = topic;
+    for (auto& [tp, p] : partitions_) {
+      if (tp.topic != name) continue;
+      // Unknown topics and partitions fail their queued runs in poll().
+      if (topic.error != ErrorCode::kNone || tp.partition < 0 ||
+          static_cast<std::size_t>(tp.partition) >= topic.partitions.size()) {
+        continue;
+      }
+      const PartitionLeadership& l = topic.partitions[static_cast<std::size_t>(tp.partition)];
+      if (l.leader_id < 0) {
+        p->set_leader(-1, std::max(l.leader_epoch, p->leader_epoch()));
+        continue;
+      }
+      if (p->leader_id() < 0 && p->leader_epoch() < 0) {
+        p->set_leader(l.leader_id, l.leader_epoch);  // first sight: nothing to reset
+        continue;
+      }
+      // KIP-320: a lower leader epoch is stale metadata and is ignored.
+      if (l.leader_epoch >= 0 && p->leader_epoch() >= 0) {
+        if (l.leader_epoch > p->leader_epoch()) leader_changed(*p, l.leader_id, l.leader_epoch);
+      } else if (l.leader_id != p->leader_id()) {
+        leader_changed(*p, l.leader_id, l.leader_epoch);  // brokers without epochs
+      }
+    }
+  }
+  wake();
+}
+
+void IdempotentProducer::poll() {
+  const std::int64_t now = clock_.now_ms();
+  auto deferred = std::move(deferred_finish_);
+  deferred_finish_.clear();
+  for (const auto& run : deferred) finish_run(*run);
+  fail_unroutable();
+  if (identity_ == IdentityState::kFatal) return;
+  maybe_init_producer_id(now);
+  expire(now);
+  resolve_sequences();
+  maybe_bump();
+  if (identity_ == IdentityState::kReady) drain(now);
+}
+
+// ---- identity (C.2) ----
+
+void IdempotentProducer::maybe_init_producer_id(std::int64_t now) {
+  if (identity_ != IdentityState::kUninitialized || now < init_retry_at_ms_) return;
+  identity_ = IdentityState::kInitializing;
+  spdlog::debug("producer identity: UNINITIALIZED -> INITIALIZING (InitProducerId attempt {})",
+                init_attempts_ + 1);
+  InitProducerIdRequest request;
+  request.transactional_id = std::nullopt;  // idempotent only: null, not ""
+  request.transaction_timeout_ms = INT32_MAX;
+  request.producer_id = kNoProducerId;
+  request.producer_epoch = kNoProducerEpoch;
+  upstream_.send_init_producer_id(request, [this, alive = alive_](InitProducerIdResult result) {
+    if (!*alive) return;
+    on_init_producer_id(std::move(result));
+    wake();
+  });
+}
+
+void IdempotentProducer::on_init_producer_id(InitProducerIdResult result) {
+  const std::int64_t now = clock_.now_ms();
+  const ErrorCode error = result ? result->error_code : result.error();
+  if (error != ErrorCode::kNone) {
+    if (error == ErrorCode::kClusterAuthorizationFailed || error == ErrorCode::kUnsupportedVersion) {
+      fatal(error);
+      return;
+    }
+    ++init_attempts_;
+    const std::int64_t backoff = std::min<std::int64_t>(
+        config_.retry_backoff_max_ms, config_.retry_backoff_ms << std::min(init_attempts_, 10));
+    init_retry_at_ms_ = now + backoff;
+    identity_ = IdentityState::kUninitialized;
+    spdlog::warn("InitProducerId failed with {}; retrying in {} ms", error_name(error), backoff);
+    return;
+  }
+  init_attempts_ = 0;
+  const ProducerIdAndEpoch fresh{result->producer_id, result->producer_epoch};
+  spdlog::info("producer identity: INITIALIZING -> READY (producer id {}, epoch {})", fresh.id.value,
+               fresh.epoch.value);
+  identity_ = IdentityState::kReady;
+  if (bump_requested_) {
+    apply_bump(fresh);  // the epoch was exhausted: the rewrite set moves to the new id
+  } else {
+    current_ = fresh;
+  }
+}
+
+// ---- epoch bumps (C.7) ----
+
+void IdempotentProducer::request_bump(PartitionState& p, std::string_view reason) {
+  if (!bump_requested_) bump_reason_ = std::string(reason);
+  bump_requested_ = true;
+  rewrite_set_.insert(p.tp());
+  spdlog::debug("epoch bump requested for {}: {}", p.tp().to_string(), reason);
+}
+
+void IdempotentProducer::maybe_bump() {
+  if (!bump_requested_ || identity_ != IdentityState::kReady) return;
+  // Drain, then bump: nothing of the rewrite set may still be in flight, or a
+  // response under the old epoch could arrive after the renumbering.
+  for (const auto& tp : rewrite_set_) {
+    if (state_for(tp).inflight_batches() > 0) return;
+  }
+  if (current_.epoch.value == INT16_MAX) {
+    // librdkafka #3720 / KAFKA-20090: epoch exhausted, a new producer id is needed.
+    spdlog::info("producer epoch exhausted at {}: requesting a new producer id", current_.epoch.value);
+    identity_ = IdentityState::kUninitialized;
+    return;
+  }
+  apply_bump(ProducerIdAndEpoch{current_.id, ProducerEpoch(static_cast<std::int16_t>(current_.epoch.value + 1))});
+}
+
+void IdempotentProducer::apply_bump(const ProducerIdAndEpoch& next) {
+  spdlog::info("producer epoch bump: id {} epoch {} -> id {} epoch {} ({}; {} partitions renumbered)",
+               current_.id.value, current_.epoch.value, next.id.value, next.epoch.value, bump_reason_,
+               rewrite_set_.size());
+  const bool new_id = next.id != current_.id;
+  current_ = next;
+  for (const auto& tp : rewrite_set_) {
+    PartitionState& p = state_for(tp);
+    p.renumber(next);
+    for (const auto& b : p.unacked()) {
+      patch_producer_state(std::span<std::uint8_t>(b->bytes), next.id.value, next.epoch.value,
+                           b->base_sequence);
+      b->state = BatchState::kAwaitingRetry;
+      b->retry_at_ms = 0;
+    }
+  }
+  observer_->on_epoch_bump(new_id ? "new_producer_id" : bump_reason_);
+  rewrite_set_.clear();
+  bump_requested_ = false;
+  bump_reason_.clear();
+}
+
+void IdempotentProducer::fatal(ErrorCode error) {
+  spdlog::error("producer identity: -> FATAL ({}): failing every buffered record", error_name(error));
+  identity_ = IdentityState::kFatal;
+  fatal_error_ = error;
+  abort_all(error);
+}
+
+// ---- delivery timeout and unresolved sequences (C.9) ----
+
+void IdempotentProducer::expire(std::int64_t now) {
+  std::set<std::int32_t> reset_nodes;
+  for (auto& [tp, p] : partitions_) {
+    auto& queue = p->queued_runs();
+    while (!queue.empty() && queue.front()->records_batched == 0 &&
+           now - queue.front()->enqueued_ms >= config_.delivery_timeout_ms) {
+      auto run = queue.front();
+      queue.pop_front();
+      p->add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
+      run->result.error = ErrorCode::kRequestTimedOut;
+      run->result.error_message = "delivery timeout before the records were sent";
+      observer_->on_records_failed(ErrorCode::kRequestTimedOut,
+                                   static_cast<std::int64_t>(run->run.records.size()));
+      run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
+      finish_run(*run);
+    }
+    const std::vector<BatchPtr> unacked(p->unacked().begin(), p->unacked().end());
+    for (const auto& b : unacked) {
+      if (now - b->created_ms < config_.delivery_timeout_ms) continue;
+      if (b->state == BatchState::kInFlight) {
+        reset_nodes.insert(b->sent_to_node);  // its failure comes back as NETWORK_EXCEPTION
+        continue;
+      }
+      spdlog::warn("{}: batch seq {}..{} expired after {} attempts; outcome unknown", tp.to_string(),
+                   b->base_sequence, b->last_sequence(), b->attempts);
+      p->mark_unresolved(b);
+      fail_batch(*p, b, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
+    }
+  }
+  for (std::int32_t node : reset_nodes) upstream_.reset_connection(node);
+}
+
+void IdempotentProducer::resolve_sequences() {
+  for (auto& [tp, p] : partitions_) {
+    if (!p->unresolved_next() || !p->unacked().empty() || p->inflight_batches() > 0) continue;
+    if (ProducerBatch::wrap_sequence(p->last_acked_sequence(), 1) == p->next_sequence()) {
+      spdlog::debug("{}: unresolved sequence resolved (the expired batch was written)", tp.to_string());
+      p->clear_unresolved();
+    } else if (!rewrite_set_.contains(tp)) {
+      request_bump(*p, "unresolved_sequence");
+    }
+  }
+}
+
+// ---- completion ----
+
+void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch,
+                                        std::int64_t base_offset, const ProducePartitionResponse* response) {
+  p.acknowledge(batch, base_offset);
+  RunResult ok;
+  ok.log_append_time_ms = response ? response->log_append_time_ms : -1;
+  ok.log_start_offset = response ? response->log_start_offset : -1;
+  for (const auto& piece : batch->pieces) {
+    ok.base_offset = base_offset >= 0 ? base_offset + piece.offset_in_batch : -1;
+    finish_piece(piece, &ok, ErrorCode::kNone, {});
+  }
+  observer_->on_records_delivered(batch->record_count);
+}
+
+void IdempotentProducer::fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error,
+                                    std::string message) {
+  p.forget(batch);
+  for (const auto& piece : batch->pieces) finish_piece(piece, nullptr, error, message);
+  observer_->on_records_failed(error, batch->record_count);
+}
+
+void IdempotentProducer::fail_queued(PartitionState& p, ErrorCode error, std::string message) {
+  auto& queue = p.queued_runs();
+  while (!queue.empty()) {
+    auto run = queue.front();
+    queue.pop_front();
+    p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
+    if (run->result.error == ErrorCode::kNone) {
+      run->result.error = error;
+      run->result.error_message = message;
+    }
+    observer_->on_records_failed(error, static_cast<std::int64_t>(run->run.records.size() - run->records_batched));
+    run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
+    if (run->pieces_outstanding == 0) finish_run(*run);
+  }
+}
+
+void IdempotentProducer::finish_piece(const BatchPiece& piece, const RunResult* success,
+                                      ErrorCode error, const std::string& message) {
+  RunTracker& run = *piece.run;
+  --run.pieces_outstanding;
+  if (success && piece.first_record == 0) {
+    run.result.base_offset = success->base_offset;
+    run.result.log_append_time_ms = success->log_append_time_ms;
+    run.result.log_start_offset = success->log_start_offset;
+  }
+  if (!success && run.result.error == ErrorCode::kNone) {
+    run.result.error = error;
+    run.result.error_message = message;
+  }
+  if (run.pieces_outstanding == 0 && run.fully_batched()) finish_run(run);
+}
+
+void IdempotentProducer::finish_run(RunTracker& run) {
+  if (run.finished) return;
+  run.finished = true;
+  buffered_bytes_ -= run.run.size_bytes;
+  --runs_outstanding_;
+  auto done = std::move(run.done);
+  const RunResult result = run.result;
+  run.run = RecordRun{};  // release the client's bytes now
+  if (done) done(result);
+}
+
+void IdempotentProducer::abort_all(ErrorCode error) {
+  for (auto& [tp, p] : partitions_) {
+    const std::vector<BatchPtr> unacked(p->unacked().begin(), p->unacked().end());
+    for (const auto& b : unacked) fail_batch(*p, b, error, "aborted");
+    fail_queued(*p, error, "aborted");
+  }
+}
+
+}  // namespace pp

@@ -1,0 +1,145 @@
+// The upstream idempotent producer (PIPELINE.md, rule by rule): takes record
+// runs from the front end, batches them per partition, and delivers them with
+// producer id, epoch and per-partition sequences, acks=all, under KIP-1269's
+// two-level in-flight check and the first-ack rule. A plain state machine:
+// events (submit, metadata, responses) and poll() at a time read from Clock;
+// the driver calls poll() after events and at next_wakeup_ms().
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "proxy/pipeline/clock.h"
+#include "proxy/pipeline/partition_state.h"
+#include "proxy/pipeline/pipeline_config.h"
+#include "proxy/pipeline/pipeline_observer.h"
+#include "proxy/pipeline/upstream_port.h"
+
+namespace pp {
+
+enum class IdentityState : std::uint8_t { kUninitialized, kInitializing, kReady, kFatal };
+std::string_view to_string(IdentityState s);
+
+class IdempotentProducer {
+ public:
+  IdempotentProducer(PipelineConfig config, UpstreamPort& upstream, const Clock& clock,
+                     PipelineObserver* observer = nullptr);
+  ~IdempotentProducer();
+  IdempotentProducer(const IdempotentProducer&) = delete;
+  IdempotentProducer& operator=(const IdempotentProducer&) = delete;
+
+  // Called when an event made work possible; the driver coalesces it into one
+  // poll() soon (never re-entrantly).
+  void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
+
+  // Takes a run for topic/partition; `done` runs exactly once, later.
+  void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done);
+
+  void on_metadata(const MetadataUpdate& update);
+
+  // One sender iteration: producer id, epoch bumps, expiry, draining.
+  void poll();
+  // The earliest time poll() has timed work (linger, backoff, delivery
+  // timeout), or -1 when only an event can make progress.
+  std::int64_t next_wakeup_ms() const;
+
+  // Shutdown: send what is queued without waiting for linger.
+  void flush() { flushing_ = true; }
+  // Deadline reached: every run not yet ended fails with `error`.
+  void abort_all(ErrorCode error);
+
+  std::size_t buffered_bytes() const { return buffered_bytes_; }
+  bool over_memory_budget() const { return buffered_bytes_ >= config_.buffer_memory_bytes; }
+  bool idle() const { return runs_outstanding_ == 0; }
+  IdentityState identity_state() const { return identity_; }
+  ProducerIdAndEpoch identity() const { return current_; }
+
+  // Introspection for tests and metrics.
+  const PartitionState* partition(const TopicPartition& tp) const;
+  void apply_config(const PipelineConfig& config) { config_ = config; }
+
+ private:
+  // One Produce request in flight: at most one batch per partition.
+  struct Request {
+    std::int32_t node = -1;
+    std::int16_t version = 0;
+    std::int64_t sent_ms = 0;
+    std::vector<BatchPtr> batches;
+  };
+
+  PartitionState& state_for(const TopicPartition& tp);
+  void wake();
+
+  // identity (C.2) and epoch bumps (C.7)
+  void maybe_init_producer_id(std::int64_t now);
+  void on_init_producer_id(InitProducerIdResult result);
+  void request_bump(PartitionState& p, std::string_view reason);
+  void maybe_bump();
+  void apply_bump(const ProducerIdAndEpoch& next);
+
+  void fail_unroutable();
+
+  // expiry (C.9)
+  void expire(std::int64_t now);
+  void resolve_sequences();
+
+  // draining (C.4), in sender.cc
+  void drain(std::int64_t now);
+  BatchPtr next_batch_for(PartitionState& p, std::int64_t now);
+  BatchPtr build_batch(PartitionState& p, std::int64_t now);
+  bool linger_done(const PartitionState& p, std::int64_t now) const;
+  void send_request(std::int32_t node, std::vector<BatchPtr> batches, std::int64_t now);
+
+  // responses (C.5, C.6, C.8, C.10), in response_handler.cc
+  void on_produce_result(const std::shared_ptr<Request>& request, ProduceResult result);
+  void handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& batch, ErrorCode error,
+                    const ProducePartitionResponse* response, const ProduceResponse* whole);
+  void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error,
+                    const ProducePartitionResponse* response, std::int16_t version);
+  void retry_later(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::int64_t now);
+  void split(PartitionState& p, const BatchPtr& batch);
+  void leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch);
+  void fatal(ErrorCode error);
+
+  // completion
+  void complete_batch(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
+                      const ProducePartitionResponse* response);
+  void fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::string message);
+  void fail_queued(PartitionState& p, ErrorCode error, std::string message);
+  void finish_piece(const BatchPiece& piece, const RunResult* success_at_base, ErrorCode error,
+                    const std::string& message);
+  void finish_run(RunTracker& run);
+
+  PipelineConfig config_;
+  UpstreamPort& upstream_;
+  const Clock& clock_;
+  PipelineObserver default_observer_;
+  PipelineObserver* observer_;
+  std::function<void()> wakeup_;
+
+  IdentityState identity_ = IdentityState::kUninitialized;
+  ErrorCode fatal_error_ = ErrorCode::kNone;
+  std::vector<std::shared_ptr<RunTracker>> deferred_finish_;
+  ProducerIdAndEpoch current_;
+  std::int64_t init_retry_at_ms_ = 0;
+  std::int32_t init_attempts_ = 0;
+
+  bool bump_requested_ = false;
+  std::string bump_reason_;
+  std::set<TopicPartition> rewrite_set_;
+
+  std::unordered_map<TopicPartition, std::unique_ptr<PartitionState>, TopicPartitionHash> partitions_;
+  std::map<std::string, TopicLeadership> topics_;  // last metadata per topic
+  std::map<std::int32_t, std::size_t> round_robin_;  // node -> next start index
+
+  std::size_t buffered_bytes_ = 0;
+  std::size_t runs_outstanding_ = 0;
+  bool flushing_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace pp

@@ -1,0 +1,124 @@
+#include "proxy/pipeline/partition_state.h"
+
+#include <algorithm>
+
+namespace pp {
+
+std::string_view to_string(HoldReason reason) {
+  switch (reason) {
+    case HoldReason::kNone: return "none";
+    case HoldReason::kStaleEpochUnacked: return "unacked batches of an older epoch";
+    case HoldReason::kUnresolved: return "unresolved sequence";
+    case HoldReason::kFirstUnacked: return "first batch of the epoch not acknowledged";
+    case HoldReason::kWindowCount: return "window full (count)";
+    case HoldReason::kWindowSpan: return "window full (span from oldest unacked)";
+  }
+  return "?";
+}
+
+HoldReason PartitionState::new_batch_hold(const ProducerIdAndEpoch& current) const {
+  for (const auto& b : unacked_) {
+    if (ProducerIdAndEpoch{b->producer_id, b->producer_epoch} != current) {
+      return HoldReason::kStaleEpochUnacked;
+    }
+  }
+  if (unresolved_next_) return HoldReason::kUnresolved;
+  // The sequence-0 batch has been sent (an ordinal was used) and not acked:
+  // until the broker holds it, a later sequence could land first on a
+  // partition with no state and orphan it (KAFKA-14359, PR #23853).
+  if (first_unacked_ && next_ord_ > 0 && owner_ == current) return HoldReason::kFirstUnacked;
+  if (inflight_batches_ >= window_) return HoldReason::kWindowCount;
+  if (!unacked_.empty() && owner_ == current &&
+      next_ord_ - unacked_.front()->ordinal + 1 > static_cast<std::uint64_t>(window_)) {
+    return HoldReason::kWindowSpan;
+  }
+  return HoldReason::kNone;
+}
+
+BatchPtr PartitionState::retry_head() const {
+  if (unacked_.empty()) return nullptr;
+  const BatchPtr& front = unacked_.front();
+  return front->state == BatchState::kAwaitingRetry ? front : nullptr;
+}
+
+bool PartitionState::has_awaiting_retry() const {
+  return std::any_of(unacked_.begin(), unacked_.end(),
+                     [](const BatchPtr& b) { return b->state == BatchState::kAwaitingRetry; });
+}
+
+void PartitionState::reset_sequences(const ProducerIdAndEpoch& current) {
+  owner_ = current;
+  next_seq_ = 0;
+  last_acked_seq_ = -1;
+  next_ord_ = 0;
+  first_unacked_ = true;
+  unresolved_next_.reset();
+}
+
+void PartitionState::assign(const BatchPtr& batch) {
+  batch->producer_id = owner_.id;
+  batch->producer_epoch = owner_.epoch;
+  batch->base_sequence = next_seq_;
+  batch->ordinal = next_ord_++;
+  next_seq_ = ProducerBatch::wrap_sequence(next_seq_, batch->record_count);
+  unacked_.push_back(batch);
+}
+
+void PartitionState::acknowledge(const BatchPtr& batch, std::int64_t base_offset) {
+  if (ProducerIdAndEpoch{batch->producer_id, batch->producer_epoch} == owner_) {
+    last_acked_seq_ = batch->last_sequence();
+    if (batch->ordinal == 0) first_unacked_ = false;
+  }
+  if (base_offset >= 0) last_acked_offset_ = base_offset + batch->record_count - 1;
+  forget(batch);
+}
+
+void PartitionState::forget(const BatchPtr& batch) {
+  auto it = std::find(unacked_.begin(), unacked_.end(), batch);
+  if (it != unacked_.end()) unacked_.erase(it);
+}
+
+void PartitionState::mark_unresolved(const BatchPtr& batch) {
+  const std::int32_t after = ProducerBatch::wrap_sequence(batch->last_sequence(), 1);
+  if (!unresolved_next_ || after > *unresolved_next_) unresolved_next_ = after;
+  forget(batch);
+}
+
+std::size_t PartitionState::renumber(const ProducerIdAndEpoch& next) {
+  owner_ = next;
+  next_seq_ = 0;
+  next_ord_ = 0;
+  last_acked_seq_ = -1;
+  unresolved_next_.reset();
+  first_unacked_ = true;
+  for (const auto& b : unacked_) {
+    b->producer_id = next.id;
+    b->producer_epoch = next.epoch;
+    b->base_sequence = next_seq_;
+    b->ordinal = next_ord_++;
+    b->renumbered = true;
+    next_seq_ = ProducerBatch::wrap_sequence(next_seq_, b->record_count);
+  }
+  return unacked_.size();
+}
+
+void PartitionState::replace_with_split(const BatchPtr& original, const std::vector<BatchPtr>& pieces) {
+  auto it = std::find(unacked_.begin(), unacked_.end(), original);
+  if (it == unacked_.end() || pieces.empty()) return;
+  const std::uint64_t extra = pieces.size() - 1;
+  for (auto later = it + 1; later != unacked_.end(); ++later) (*later)->ordinal += extra;
+  next_ord_ += extra;
+  std::int32_t seq = original->base_sequence;
+  std::uint64_t ord = original->ordinal;
+  for (const auto& p : pieces) {
+    p->producer_id = original->producer_id;
+    p->producer_epoch = original->producer_epoch;
+    p->base_sequence = seq;
+    p->ordinal = ord++;
+    seq = ProducerBatch::wrap_sequence(seq, p->record_count);
+  }
+  it = unacked_.erase(it);
+  unacked_.insert(it, pieces.begin(), pieces.end());
+}
+
+}  // namespace pp

@@ -1,0 +1,129 @@
+// Per-partition sequence and window state of the idempotent producer
+// (PIPELINE.md C.3), and the draining rules that only need this state (C.4).
+// Pure: no sockets, no clock reads; the producer passes `now` in.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "proxy/pipeline/pipeline_config.h"
+#include "proxy/pipeline/producer_batch.h"
+
+namespace pp {
+
+// Why a partition may not start a new batch now (C.4 rule 3), for logs and tests.
+enum class HoldReason : std::uint8_t {
+  kNone,
+  kStaleEpochUnacked,  // 3a: batches of an older pid/epoch still unacked
+  kUnresolved,         // 3b: an expired batch may or may not be in the log
+  kFirstUnacked,       // 3c: this epoch's first batch is not acked (PR #23853)
+  kWindowCount,        // 3d: KIP-1269 count check
+  kWindowSpan,         // 3e: span from the oldest unacked batch (KAFKA-18905)
+};
+std::string_view to_string(HoldReason reason);
+
+struct ProducerIdAndEpoch {
+  ProducerId id = kNoProducerId;
+  ProducerEpoch epoch = kNoProducerEpoch;
+  auto operator<=>(const ProducerIdAndEpoch&) const = default;
+};
+
+class PartitionState {
+ public:
+  explicit PartitionState(TopicPartition tp) : tp_(std::move(tp)) {}
+
+  const TopicPartition& tp() const { return tp_; }
+
+  // ---- runs waiting to be batched (the accumulator's queue) ----
+  std::deque<std::shared_ptr<RunTracker>>& queued_runs() { return queued_; }
+  const std::deque<std::shared_ptr<RunTracker>>& queued_runs() const { return queued_; }
+  std::size_t queued_estimate_bytes() const { return queued_estimate_bytes_; }
+  void add_queued_estimate(std::int64_t delta) {
+    queued_estimate_bytes_ = static_cast<std::size_t>(static_cast<std::int64_t>(queued_estimate_bytes_) + delta);
+  }
+
+  // ---- sequence state ----
+  const ProducerIdAndEpoch& sequence_owner() const { return owner_; }
+  std::int32_t next_sequence() const { return next_seq_; }
+  std::int32_t last_acked_sequence() const { return last_acked_seq_; }
+  std::int64_t last_acked_offset() const { return last_acked_offset_; }
+  const std::deque<BatchPtr>& unacked() const { return unacked_; }
+  bool first_unacked() const { return first_unacked_; }
+  std::uint64_t next_ordinal() const { return next_ord_; }
+  const std::optional<std::int32_t>& unresolved_next() const { return unresolved_next_; }
+
+  // C.4 rule 3, for a new batch under `current`.
+  HoldReason new_batch_hold(const ProducerIdAndEpoch& current) const;
+  // C.4 rule 2: the lowest unacked batch, if it waits for a retry. A retry
+  // goes only when it is the first in flight for its partition.
+  BatchPtr retry_head() const;
+  bool has_awaiting_retry() const;
+
+  // C.4 rule 4: an idle partition whose sequences ran under an older
+  // pid/epoch starts over at 0 (KAFKA-12152).
+  bool needs_reset(const ProducerIdAndEpoch& current) const { return owner_ != current; }
+  void reset_sequences(const ProducerIdAndEpoch& current);
+
+  // C.4 rule 5: gives `batch` its sequence and ordinal and takes it into unacked.
+  void assign(const BatchPtr& batch);
+
+  // NONE (or DUPLICATE_SEQUENCE_NUMBER): the batch is in the log.
+  void acknowledge(const BatchPtr& batch, std::int64_t base_offset);
+  // The batch ends without success; it leaves unacked.
+  void forget(const BatchPtr& batch);
+  // C.9: a sent batch given up on; later sequences are unresolved until
+  // unacked drains (then resolved, or an epoch bump).
+  void mark_unresolved(const BatchPtr& batch);
+  void clear_unresolved() { unresolved_next_.reset(); }
+  // C.7 step 3: renumber every unacked batch from 0 under `next`. Returns how
+  // many were re-stamped; their bytes must be patched by the caller.
+  std::size_t renumber(const ProducerIdAndEpoch& next);
+  // C.10: `original` was replaced in unacked by `pieces` (same first sequence).
+  void replace_with_split(const BatchPtr& original, const std::vector<BatchPtr>& pieces);
+
+  // ---- window (KIP-1269) ----
+  std::int32_t window() const { return window_; }
+  void set_window(std::int32_t w) { window_ = w; }
+
+  // ---- leadership (C.8) ----
+  std::int32_t leader_id() const { return leader_id_; }
+  std::int32_t leader_epoch() const { return leader_epoch_; }
+  bool draining() const { return draining_; }
+  void set_leader(std::int32_t id, std::int32_t epoch) {
+    leader_id_ = id;
+    leader_epoch_ = epoch;
+  }
+  void set_draining(bool d) { draining_ = d; }
+
+  // Batches of this partition inside outstanding requests.
+  std::int32_t inflight_batches() const { return inflight_batches_; }
+  void batch_sent() { ++inflight_batches_; }
+  void batch_returned() { --inflight_batches_; }
+
+  bool idle() const { return queued_.empty() && unacked_.empty(); }
+
+ private:
+  TopicPartition tp_;
+  std::deque<std::shared_ptr<RunTracker>> queued_;
+  std::size_t queued_estimate_bytes_ = 0;
+
+  ProducerIdAndEpoch owner_;
+  std::int32_t next_seq_ = 0;
+  std::int32_t last_acked_seq_ = -1;
+  std::int64_t last_acked_offset_ = -1;
+  std::deque<BatchPtr> unacked_;  // ordered by (pid, epoch, base sequence)
+  std::optional<std::int32_t> unresolved_next_;
+  bool first_unacked_ = false;
+  std::uint64_t next_ord_ = 0;
+
+  std::int32_t window_ = kInitialWindow;
+  std::int32_t leader_id_ = -1;
+  std::int32_t leader_epoch_ = -1;
+  bool draining_ = false;
+  std::int32_t inflight_batches_ = 0;
+};
+
+}  // namespace pp

@@ -1,0 +1,80 @@
+// A batch as the idempotent producer tracks it (PIPELINE.md C.3 "per batch"):
+// its bytes, which slices of which client runs it carries, and its sequence
+// state. Bytes are built once, at the first send, and resent unchanged; only
+// an epoch bump re-stamps them (decision 5).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "proxy/pipeline/record_run.h"
+#include "proxy/pipeline/topic_partition.h"
+#include "proxy/protocol/bytes.h"
+#include "proxy/protocol/types.h"
+
+namespace pp {
+
+// A submitted run and how far its pieces have got.
+struct RunTracker {
+  RecordRun run;
+  RunCompletion done;
+  std::int64_t enqueued_ms = 0;
+  std::size_t encoded_size_estimate = 0;  // upper bound of its records in a batch
+  std::uint32_t pieces_outstanding = 0;   // batches carrying part of it, not yet ended
+  std::uint32_t records_batched = 0;      // how many of its records are in batches
+  bool finished = false;
+  RunResult result;
+
+  bool fully_batched() const { return records_batched == run.records.size(); }
+};
+
+// Records [first_record, first_record + record_count) of a run, at
+// offset_in_batch within the batch.
+struct BatchPiece {
+  std::shared_ptr<RunTracker> run;
+  std::uint32_t first_record = 0;
+  std::uint32_t record_count = 0;
+  std::uint32_t offset_in_batch = 0;
+};
+
+enum class BatchState : std::uint8_t {
+  kInFlight,       // inside an outstanding request
+  kAwaitingRetry,  // its last attempt failed retriably; it waits its turn
+};
+
+struct ProducerBatch {
+  TopicPartition tp;
+  std::vector<BatchPiece> pieces;
+  Bytes bytes;
+  std::int32_t record_count = 0;
+  std::int64_t created_ms = 0;  // its oldest run's arrival: delivery timeout counts from here
+
+  ProducerId producer_id = kNoProducerId;
+  ProducerEpoch producer_epoch = kNoProducerEpoch;
+  std::int32_t base_sequence = -1;
+  std::uint64_t ordinal = 0;  // position in this partition's epoch (span check, 3e)
+
+  BatchState state = BatchState::kInFlight;
+  std::int32_t attempts = 0;       // sends so far
+  std::int64_t retry_at_ms = 0;    // backoff: not before this
+  bool skip_backoff = false;       // first retry after a leader change (KIP-951)
+  bool renumbered = false;         // re-stamped by an epoch bump (C.7)
+  bool ever_ambiguous = false;     // some attempt ended with an unknown outcome
+  std::int32_t corrupt_responses = 0;
+  std::int32_t sent_to_leader_epoch = -1;  // leader epoch known when last sent (C.5)
+  std::int32_t sent_to_node = -1;
+
+  // BaseSequence + LastOffsetDelta, wrapping past INT32_MAX to 0
+  // (DefaultRecordBatch.incrementSequence).
+  std::int32_t last_sequence() const { return wrap_sequence(base_sequence, record_count - 1); }
+
+  static std::int32_t wrap_sequence(std::int32_t base, std::int32_t delta) {
+    const std::int64_t sum = static_cast<std::int64_t>(base) + delta;
+    return static_cast<std::int32_t>(sum > INT32_MAX ? sum - INT32_MAX - 1 : sum);
+  }
+};
+
+using BatchPtr = std::shared_ptr<ProducerBatch>;
+
+}  // namespace pp

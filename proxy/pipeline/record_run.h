@@ -1,0 +1,45 @@
+// A record run: the records one client request sent to one partition, kept
+// whole and in order through the pipeline (PIPELINE.md decision 8), and how it
+// ends: exactly once, with its upstream base offset or an error code.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proxy/protocol/bytes.h"
+#include "proxy/protocol/error_code.h"
+#include "proxy/records/record.h"
+
+namespace pp {
+
+struct RunRecord {
+  std::int64_t timestamp_ms = -1;  // CreateTime; the front end fills v0's (decision 7)
+  std::optional<ByteView> key;
+  std::optional<ByteView> value;
+  std::vector<RecordHeaderView> headers;
+};
+
+struct RecordRun {
+  // Keeps alive the bytes the records' views point into (a client's frame, a
+  // decompressed buffer); released when the run completes.
+  std::shared_ptr<const void> storage;
+  std::vector<RunRecord> records;
+  // What this run costs against buffer_memory_bytes.
+  std::size_t size_bytes = 0;
+};
+
+struct RunResult {
+  ErrorCode error = ErrorCode::kNone;
+  std::int64_t base_offset = -1;         // the run's first record in the upstream log
+  std::int64_t log_append_time_ms = -1;  // -1 for CreateTime topics
+  std::int64_t log_start_offset = -1;
+  std::string error_message;
+};
+
+using RunCompletion = std::function<void(const RunResult&)>;
+
+}  // namespace pp

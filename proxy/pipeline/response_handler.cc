@@ -1,0 +1,270 @@
+// Produce responses, partition by partition (PIPELINE.md C.5, C.6, C.8, C.10).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "proxy/pipeline/idempotent_producer.h"
+#include "proxy/records/record_batch_builder.h"
+
+namespace pp {
+
+namespace {
+
+bool in_unacked(const PartitionState& p, const BatchPtr& b) {
+  return std::find(p.unacked().begin(), p.unacked().end(), b) != p.unacked().end();
+}
+
+// Errors after which the answering broker's window says nothing about the
+// partition's leader (C.5).
+bool window_not_learnable(ErrorCode e) {
+  return e == ErrorCode::kNotLeaderOrFollower || e == ErrorCode::kFencedLeaderEpoch ||
+         e == ErrorCode::kUnknownTopicOrPartition || e == ErrorCode::kUnknownTopicId ||
+         e == ErrorCode::kKafkaStorageError;
+}
+
+}  // namespace
+
+void IdempotentProducer::on_produce_result(const std::shared_ptr<Request>& request, ProduceResult result) {
+  observer_->on_produce_response(request->node, clock_.now_ms() - request->sent_ms);
+  if (!result) {
+    for (const auto& b : request->batches) handle_batch(request, b, result.error(), nullptr, nullptr);
+    return;
+  }
+  const ProduceResponse& response = *result;
+  for (const auto& b : request->batches) {
+    const ProducePartitionResponse* found = nullptr;
+    for (const auto& topic : response.responses) {
+      const bool same_topic = request->version >= kProduceTopicIdVersion
+                                  ? topics_.count(b->tp.topic) && topic.topic_id == topics_[b->tp.topic].topic_id
+                                  : topic.name == b->tp.topic;
+      if (!same_topic) continue;
+      for (const auto& part : topic.partition_responses) {
+        if (part.index == b->tp.partition) found = &part;
+      }
+    }
+    if (!found) {
+      spdlog::warn("broker {} answered without partition {}: treating it as a timeout", request->node,
+                   b->tp.to_string());
+      handle_batch(request, b, ErrorCode::kRequestTimedOut, nullptr, &response);
+    } else {
+      handle_batch(request, b, found->error_code, found, &response);
+    }
+  }
+}
+
+void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& b,
+                                      ErrorCode error, const ProducePartitionResponse* pr,
+                                      const ProduceResponse* whole) {
+  PartitionState& p = state_for(b->tp);
+  p.batch_returned();
+  observer_->on_inflight_batches(b->tp, p.inflight_batches());
+  if (p.draining() && p.inflight_batches() == 0) {
+    spdlog::debug("{}: old leader drained; retries may go to leader {}", b->tp.to_string(), p.leader_id());
+    p.set_draining(false);
+  }
+  if (!in_unacked(p, b)) return;  // already ended (aborted, or the producer went fatal)
+  b->state = BatchState::kAwaitingRetry;
+  learn_window(p, b, error, pr, request->version);
+
+  const std::int64_t now = clock_.now_ms();
+  // KAFKA-8483: only a batch of the current producer id may cause a bump.
+  const bool current_id = b->producer_id == current_.id;
+  auto bump = [&](std::string_view why) {
+    if (current_id) request_bump(p, why);
+  };
+  switch (error) {
+    case ErrorCode::kNone:
+      complete_batch(p, b, pr ? pr->base_offset : -1, pr);
+      return;
+    case ErrorCode::kDuplicateSequenceNumber:
+      // 0.11-era brokers: an earlier attempt is in the log (Sender.completeBatch).
+      observer_->on_duplicate_sequence();
+      complete_batch(p, b, -1, pr);
+      return;
+    case ErrorCode::kOutOfOrderSequenceNumber:
+      if (p.unresolved_next()) {
+        if (b->base_sequence == *p.unresolved_next()) bump("out_of_order_after_unresolved");
+      } else if (!b->renumbered &&
+                 b->base_sequence == ProducerBatch::wrap_sequence(p.last_acked_sequence(), 1)) {
+        // Head of line: the broker lost our state; later ones just wait for it.
+        bump("out_of_order_sequence");
+      }
+      retry_later(p, b, error, now);
+      return;
+    case ErrorCode::kUnknownProducerId:
+      if (pr && pr->log_start_offset != -1 && !b->renumbered) bump("unknown_producer_id");
+      retry_later(p, b, error, now);
+      return;
+    case ErrorCode::kInvalidProducerEpoch:
+      spdlog::warn("{}: INVALID_PRODUCER_EPOCH for seq {}: a second writer or a stale batch",
+                   b->tp.to_string(), b->base_sequence);
+      fail_batch(p, b, error, "invalid producer epoch");
+      bump("invalid_producer_epoch");
+      return;
+    case ErrorCode::kNotLeaderOrFollower:
+    case ErrorCode::kFencedLeaderEpoch:
+      // KIP-951: follow a newer leader hint at once; otherwise ask metadata.
+      if (pr && pr->current_leader.leader_id >= 0 && pr->current_leader.leader_epoch >= 0 &&
+          pr->current_leader.leader_epoch > p.leader_epoch()) {
+        if (whole) upstream_.learn_brokers(whole->node_endpoints);
+        leader_changed(p, pr->current_leader.leader_id, pr->current_leader.leader_epoch);
+      } else {
+        upstream_.request_metadata({b->tp.topic});
+      }
+      retry_later(p, b, error, now);
+      return;
+    case ErrorCode::kUnknownTopicOrPartition:
+    case ErrorCode::kLeaderNotAvailable:
+    case ErrorCode::kUnknownLeaderEpoch:
+    case ErrorCode::kUnknownTopicId:
+    case ErrorCode::kKafkaStorageError:
+      upstream_.request_metadata({b->tp.topic});
+      retry_later(p, b, error, now);
+      return;
+    case ErrorCode::kNotEnoughReplicas:
+      retry_later(p, b, error, now);
+      return;
+    case ErrorCode::kNotEnoughReplicasAfterAppend:
+    case ErrorCode::kRequestTimedOut:
+    case ErrorCode::kNetworkException:
+      b->ever_ambiguous = true;
+      retry_later(p, b, error, now);
+      return;
+    case ErrorCode::kCorruptMessage:
+      // The bytes are ours: one retry, then give up (decision in PIPELINE.md C.6).
+      if (++b->corrupt_responses <= 1) {
+        retry_later(p, b, error, now);
+      } else {
+        fail_batch(p, b, error, "the broker rejected the batch as corrupt twice");
+        bump("corrupt_message");
+      }
+      return;
+    case ErrorCode::kMessageTooLarge:
+      if (b->record_count > 1 && !b->ever_ambiguous) {
+        split(p, b);
+      } else {
+        fail_batch(p, b, error, b->ever_ambiguous ? "too large, and an earlier attempt may be in the log"
+                                                  : "a single record larger than the broker accepts");
+        bump("message_too_large");
+      }
+      return;
+    case ErrorCode::kClusterAuthorizationFailed:
+    case ErrorCode::kUnsupportedVersion:
+      fatal(error);
+      return;
+    default:
+      break;
+  }
+  if (is_retriable(error)) {
+    retry_later(p, b, error, now);
+    return;
+  }
+  // RECORD_LIST_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP, POLICY_VIOLATION,
+  // TOPIC_AUTHORIZATION_FAILED, ...: the batch is not in the log. Its sequences
+  // now leave a gap, so later batches are renumbered under a new epoch.
+  std::string message(error_meaning(error));
+  if (pr && pr->error_message) message = *pr->error_message;
+  fail_batch(p, b, error, message);
+  bump(error_name(error));
+}
+
+void IdempotentProducer::learn_window(PartitionState& p, const BatchPtr& b, ErrorCode error,
+                                      const ProducePartitionResponse* pr, std::int16_t version) {
+  // Only the partition's current leader, unchanged since the send, speaks for it.
+  if (!pr || window_not_learnable(error) || b->sent_to_node != p.leader_id() ||
+      b->sent_to_leader_epoch != p.leader_epoch()) {
+    return;
+  }
+  // KIP-1269: an absent tag, or a response older than v14, means 5.
+  const std::int32_t announced = version >= kProduceWindowVersion ? pr->producer_state_batches_to_retain
+                                                                  : kDefaultBatchesToRetain;
+  const std::int32_t window = std::clamp(announced, kInitialWindow, std::max(kInitialWindow, config_.max_partition_window));
+  if (window != p.window()) {
+    spdlog::info("{}: dedup window {} -> {} (leader {}, Produce v{})", p.tp().to_string(), p.window(), window,
+                 p.leader_id(), version);
+    p.set_window(window);
+    observer_->on_window(p.tp(), window);
+  }
+}
+
+void IdempotentProducer::retry_later(PartitionState& p, const BatchPtr& b, ErrorCode error, std::int64_t now) {
+  if (now - b->created_ms >= config_.delivery_timeout_ms) {
+    spdlog::warn("{}: batch seq {}..{} reached its delivery timeout after {} attempts (last error {})",
+                 b->tp.to_string(), b->base_sequence, b->last_sequence(), b->attempts, error_name(error));
+    p.mark_unresolved(b);
+    fail_batch(p, b, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
+    return;
+  }
+  const std::int64_t backoff = std::min<std::int64_t>(
+      config_.retry_backoff_max_ms, config_.retry_backoff_ms << std::min(b->attempts - 1, 10));
+  b->retry_at_ms = now + backoff;
+  b->state = BatchState::kAwaitingRetry;
+  // KIP-951 (ProducerBatch.hasLeaderChangedForTheOngoingRetry): the leader
+  // moved since this attempt went out, so the retry goes to it at once.
+  b->skip_backoff = b->sent_to_node != p.leader_id() || b->sent_to_leader_epoch != p.leader_epoch();
+  observer_->on_retry(error);
+  spdlog::debug("{}: retry seq {}..{} after {} (attempt {}, backoff {} ms)", b->tp.to_string(),
+                b->base_sequence, b->last_sequence(), error_name(error), b->attempts, backoff);
+}
+
+void IdempotentProducer::leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch) {
+  spdlog::info("{}: leader {} (epoch {}) -> {} (epoch {}); window {} -> {}", p.tp().to_string(),
+               p.leader_id(), p.leader_epoch(), leader, epoch, p.window(), kInitialWindow);
+  p.set_leader(leader, epoch);
+  // The new leader's window is rediscovered from its first response.
+  p.set_window(kInitialWindow);
+  observer_->on_leader_change(p.tp());
+  observer_->on_window_reset(p.tp());
+  observer_->on_window(p.tp(), kInitialWindow);
+  // Nothing goes to the new leader until the old one has answered for every
+  // batch it holds (librdkafka "Leader change").
+  p.set_draining(p.inflight_batches() > 0);
+  for (const auto& b : p.unacked()) {
+    if (b->state == BatchState::kAwaitingRetry) b->skip_backoff = true;
+  }
+}
+
+// C.10: halve a batch the broker found too large. Only done when no attempt
+// may be in the log (the broker matches duplicates by exact sequence range).
+void IdempotentProducer::split(PartitionState& p, const BatchPtr& b) {
+  const std::int32_t half = b->record_count / 2;
+  std::vector<BatchPtr> pieces;
+  for (std::int32_t part = 0; part < 2; ++part) {
+    const std::uint32_t from = part == 0 ? 0 : static_cast<std::uint32_t>(half);
+    const std::uint32_t to = part == 0 ? static_cast<std::uint32_t>(half) : static_cast<std::uint32_t>(b->record_count);
+    auto piece = std::make_shared<ProducerBatch>();
+    piece->tp = b->tp;
+    piece->created_ms = b->created_ms;
+    piece->attempts = b->attempts;
+    piece->state = BatchState::kAwaitingRetry;
+    piece->renumbered = b->renumbered;
+    RecordBatchBuildOptions options;
+    options.producer_id = b->producer_id.value;
+    options.producer_epoch = b->producer_epoch.value;
+    options.base_sequence = ProducerBatch::wrap_sequence(b->base_sequence, static_cast<std::int32_t>(from));
+    options.compression = config_.compression;
+    RecordBatchBuilder builder(options);
+    for (const auto& bp : b->pieces) {
+      const std::uint32_t lo = std::max(from, bp.offset_in_batch);
+      const std::uint32_t hi = std::min(to, bp.offset_in_batch + bp.record_count);
+      if (lo >= hi) continue;
+      BatchPiece np{bp.run, bp.first_record + (lo - bp.offset_in_batch), hi - lo,
+                    static_cast<std::uint32_t>(builder.record_count())};
+      for (std::uint32_t i = 0; i < np.record_count; ++i) {
+        const RunRecord& r = bp.run->run.records[np.first_record + i];
+        builder.append(r.timestamp_ms, r.key, r.value, r.headers);
+      }
+      ++bp.run->pieces_outstanding;
+      piece->pieces.push_back(np);
+    }
+    piece->record_count = builder.record_count();
+    piece->bytes = builder.build();
+    pieces.push_back(piece);
+  }
+  for (const auto& bp : b->pieces) --bp.run->pieces_outstanding;
+  spdlog::info("{}: MESSAGE_TOO_LARGE: split seq {}..{} into {} + {} records", p.tp().to_string(),
+               b->base_sequence, b->last_sequence(), pieces[0]->record_count, pieces[1]->record_count);
+  p.replace_with_split(b, pieces);
+}
+
+}  // namespace pp

@@ -1,0 +1,207 @@
+// Draining (PIPELINE.md C.4): which partition may send what, now, to which
+// leader; building batches at first send; one request per round per node.
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "proxy/pipeline/idempotent_producer.h"
+#include "proxy/records/record_batch_builder.h"
+
+namespace pp {
+
+bool IdempotentProducer::linger_done(const PartitionState& p, std::int64_t now) const {
+  if (p.queued_runs().empty()) return false;
+  if (flushing_ || p.queued_estimate_bytes() >= config_.batch_bytes) return true;
+  return now - p.queued_runs().front()->enqueued_ms >= config_.linger_ms;
+}
+
+BatchPtr IdempotentProducer::next_batch_for(PartitionState& p, std::int64_t now) {
+  // Rule 1: a leader must be known and the old leader drained (C.8).
+  if (p.leader_id() < 0 || p.draining()) return nullptr;
+  // Rule 2: retries first, strictly in sequence order, one at a time.
+  if (BatchPtr head = p.retry_head()) {
+    if (!head->skip_backoff && now < head->retry_at_ms) return nullptr;
+    return head;
+  }
+  if (p.has_awaiting_retry()) return nullptr;  // a lower sequence is still in flight
+  if (!linger_done(p, now)) return nullptr;
+  // Rule 3: may a new sequence start?
+  const HoldReason hold = p.new_batch_hold(current_);
+  if (hold != HoldReason::kNone) {
+    spdlog::trace("{}: new batch held: {}", p.tp().to_string(), to_string(hold));
+    return nullptr;
+  }
+  // Rule 4: an idle partition of an older epoch starts again at sequence 0.
+  if (p.needs_reset(current_)) {
+    spdlog::debug("{}: sequences reset to 0 under producer id {} epoch {}", p.tp().to_string(),
+                  current_.id.value, current_.epoch.value);
+    p.reset_sequences(current_);
+  }
+  return build_batch(p, now);
+}
+
+// Rule 5: the batch is built when first sent, so a batch that expires unsent
+// never consumes a sequence. Runs stay whole unless one alone is larger than
+// batch_bytes (decision 8).
+BatchPtr IdempotentProducer::build_batch(PartitionState& p, std::int64_t now) {
+  RecordBatchBuildOptions options;
+  options.producer_id = current_.id.value;
+  options.producer_epoch = current_.epoch.value;
+  options.base_sequence = p.next_sequence();
+  options.compression = config_.compression;
+  RecordBatchBuilder builder(options, config_.batch_bytes);
+
+  auto batch = std::make_shared<ProducerBatch>();
+  batch->tp = p.tp();
+  batch->created_ms = now;
+  auto& queue = p.queued_runs();
+  while (!queue.empty()) {
+    const auto& run = queue.front();
+    const bool whole_run = run->records_batched == 0;
+    if (!builder.empty() && whole_run &&
+        builder.size_bytes() + run->encoded_size_estimate > config_.batch_bytes) {
+      break;
+    }
+    BatchPiece piece{run, run->records_batched, 0, static_cast<std::uint32_t>(builder.record_count())};
+    const auto& records = run->run.records;
+    while (run->records_batched < records.size()) {
+      const RunRecord& r = records[run->records_batched];
+      const std::int64_t ts = r.timestamp_ms;  // submit() filled missing ones
+      if (!builder.empty() && builder.size_bytes_with(ts, r.key, r.value, r.headers) > config_.batch_bytes) {
+        break;  // only reachable for a run larger than a batch: it spans batches
+      }
+      builder.append(ts, r.key, r.value, r.headers);
+      ++run->records_batched;
+      ++piece.record_count;
+    }
+    if (piece.record_count > 0) {
+      ++run->pieces_outstanding;
+      batch->created_ms = std::min(batch->created_ms, run->enqueued_ms);
+      batch->pieces.push_back(piece);
+    }
+    if (!run->fully_batched()) break;
+    p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
+    queue.pop_front();
+  }
+  batch->record_count = builder.record_count();
+  batch->bytes = builder.build();
+  p.assign(batch);
+  spdlog::trace("{}: new batch seq {}..{} ({} records, {} bytes, ordinal {})", p.tp().to_string(),
+                batch->base_sequence, batch->last_sequence(), batch->record_count, batch->bytes.size(),
+                batch->ordinal);
+  return batch;
+}
+
+void IdempotentProducer::drain(std::int64_t now) {
+  std::map<std::int32_t, std::vector<PartitionState*>> by_node;
+  std::vector<std::string> leaderless;
+  for (auto& [tp, p] : partitions_) {
+    if (p->queued_runs().empty() && !p->has_awaiting_retry()) continue;
+    if (p->leader_id() < 0) {
+      leaderless.push_back(tp.topic);
+      continue;
+    }
+    by_node[p->leader_id()].push_back(p.get());
+  }
+  if (!leaderless.empty()) upstream_.request_metadata(leaderless);
+
+  for (auto& [node, list] : by_node) {
+    // The same order every time, so round-robin is fair across polls.
+    std::sort(list.begin(), list.end(),
+              [](const PartitionState* a, const PartitionState* b) { return a->tp() < b->tp(); });
+    std::size_t& start = round_robin_[node];
+    while (upstream_.can_send_produce(node)) {
+      std::vector<BatchPtr> batches;
+      std::size_t bytes = 0;
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (!batches.empty() && bytes + config_.batch_bytes > config_.max_request_bytes) break;
+        PartitionState& p = *list[(start + i) % list.size()];
+        BatchPtr b = next_batch_for(p, now);
+        if (!b) continue;
+        bytes += b->bytes.size();
+        batches.push_back(std::move(b));
+      }
+      start = (start + 1) % list.size();
+      if (batches.empty()) break;
+      send_request(node, std::move(batches), now);
+    }
+  }
+}
+
+void IdempotentProducer::send_request(std::int32_t node, std::vector<BatchPtr> batches, std::int64_t now) {
+  std::int16_t version = upstream_.produce_version(node);
+  for (const auto& b : batches) {
+    auto topic = topics_.find(b->tp.topic);
+    if (topic == topics_.end() || topic->second.topic_id.is_zero()) {
+      version = std::min<std::int16_t>(version, kProduceTopicIdVersion - 1);  // v13+ needs ids
+    }
+  }
+  ProduceRequest request;
+  request.transactional_id = std::nullopt;
+  request.acks = -1;
+  request.timeout_ms = config_.request_timeout_ms;
+  for (const auto& b : batches) {
+    auto it = std::find_if(request.topic_data.begin(), request.topic_data.end(),
+                           [&](const ProduceTopicData& t) { return t.name == b->tp.topic; });
+    if (it == request.topic_data.end()) {
+      ProduceTopicData topic;
+      topic.name = b->tp.topic;
+      if (auto known = topics_.find(b->tp.topic); known != topics_.end()) topic.topic_id = known->second.topic_id;
+      request.topic_data.push_back(std::move(topic));
+      it = request.topic_data.end() - 1;
+    }
+    it->partition_data.push_back(ProducePartitionData{b->tp.partition, RecordsView{ByteView(b->bytes)}, {}});
+
+    PartitionState& p = state_for(b->tp);
+    const bool retry = b->attempts > 0;
+    if (retry) observer_->on_batch_sent(b->tp, b->record_count, b->bytes.size(), true);
+    else observer_->on_batch_sent(b->tp, b->record_count, b->bytes.size(), false);
+    b->state = BatchState::kInFlight;
+    b->skip_backoff = false;
+    ++b->attempts;
+    b->sent_to_node = node;
+    b->sent_to_leader_epoch = p.leader_epoch();
+    p.batch_sent();
+    observer_->on_inflight_batches(b->tp, p.inflight_batches());
+  }
+  auto req = std::make_shared<Request>();
+  req->node = node;
+  req->version = version;
+  req->sent_ms = now;
+  req->batches = std::move(batches);
+  observer_->on_produce_request(node);
+  upstream_.send_produce(node, request, version, [this, alive = alive_, req](ProduceResult result) {
+    if (!*alive) return;
+    on_produce_result(req, std::move(result));
+    wake();
+  });
+}
+
+std::int64_t IdempotentProducer::next_wakeup_ms() const {
+  const std::int64_t now = clock_.now_ms();
+  std::int64_t earliest = -1;
+  auto consider = [&](std::int64_t t) {
+    if (earliest < 0 || t < earliest) earliest = std::max(t, now);
+  };
+  if (!deferred_finish_.empty()) consider(now);
+  if (identity_ == IdentityState::kUninitialized) consider(init_retry_at_ms_);
+  for (const auto& [tp, p] : partitions_) {
+    if (!p->queued_runs().empty()) {
+      consider(p->queued_runs().front()->enqueued_ms + config_.delivery_timeout_ms);
+    }
+    for (const auto& b : p->unacked()) consider(b->created_ms + config_.delivery_timeout_ms);
+    if (identity_ != IdentityState::kReady || p->leader_id() < 0 || p->draining()) continue;
+    // Only work that can go once its time comes: a held partition or a busy
+    // connection wakes us by an event instead (rule 6: no busy loop).
+    if (!upstream_.can_send_produce(p->leader_id())) continue;
+    if (BatchPtr head = p->retry_head()) {
+      consider(head->skip_backoff ? now : head->retry_at_ms);
+    } else if (!p->has_awaiting_retry() && !p->queued_runs().empty() &&
+               p->new_batch_hold(current_) == HoldReason::kNone) {
+      consider(linger_done(*p, now) ? now : p->queued_runs().front()->enqueued_ms + config_.linger_ms);
+    }
+  }
+  return earliest;
+}
+
+}  // namespace pp

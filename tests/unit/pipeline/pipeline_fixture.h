@@ -1,0 +1,77 @@
+// A producer wired to a ScriptedUpstream and a ManualClock.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+
+#include "tests/unit/pipeline/scripted_upstream.h"
+
+namespace pp::testing {
+
+class PipelineFixture : public ::testing::Test {
+ public:
+  void SetUp() override {
+    config.linger_ms = 0;
+    config.retry_backoff_ms = 10;
+    config.retry_backoff_max_ms = 10;
+    upstream.node_ready[1] = true;
+    upstream.node_ready[2] = true;
+  }
+
+  void start(std::int64_t producer_id = 1000, std::int16_t epoch = 0) {
+    producer = std::make_unique<IdempotentProducer>(config, upstream, clock);
+    producer->poll();
+    ASSERT_EQ(upstream.init_requests.size(), 1u);
+    upstream.grant_producer_id(producer_id, epoch);
+    ASSERT_EQ(producer->identity_state(), IdentityState::kReady);
+  }
+
+  // Submits a run of `count` records ("<tag>-<i>") and returns where its result lands.
+  std::size_t submit(const std::string& topic, std::int32_t partition, int count, std::string tag = "r") {
+    auto storage = std::make_shared<std::vector<std::string>>();
+    for (int i = 0; i < count; ++i) storage->push_back(tag + "-" + std::to_string(i));
+    RecordRun run;
+    for (const auto& v : *storage) {
+      RunRecord r;
+      r.timestamp_ms = 1700000000000;
+      r.value = as_bytes(v);
+      run.records.push_back(r);
+      run.size_bytes += v.size();
+    }
+    run.storage = storage;
+    const std::size_t slot = results.size();
+    results.emplace_back();
+    producer->submit(topic, partition, std::move(run), [this, slot](const RunResult& r) {
+      ASSERT_FALSE(results[slot].has_value()) << "a run completed twice";
+      results[slot] = r;
+    });
+    return slot;
+  }
+
+  void poll() { producer->poll(); }
+  const PartitionState& state(const std::string& topic, std::int32_t partition) {
+    return *producer->partition(TopicPartition{topic, partition});
+  }
+
+  static PartitionAnswer ok(std::int64_t offset, std::int32_t window = 5) {
+    PartitionAnswer a;
+    a.base_offset = offset;
+    a.window = window;
+    return a;
+  }
+  static PartitionAnswer error(ErrorCode e) {
+    PartitionAnswer a;
+    a.error = e;
+    return a;
+  }
+
+  ManualClock clock;
+  ScriptedUpstream upstream;
+  PipelineConfig config;
+  std::unique_ptr<IdempotentProducer> producer;
+  std::vector<std::optional<RunResult>> results;
+};
+
+}  // namespace pp::testing

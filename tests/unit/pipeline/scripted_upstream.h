@@ -1,0 +1,153 @@
+// A scripted UpstreamPort: records what the pipeline sends and lets a test
+// answer each request as it likes, under a manual clock (ARCHITECTURE.md rule 3).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <set>
+
+#include "proxy/pipeline/idempotent_producer.h"
+#include "proxy/records/record_batch.h"
+
+namespace pp::testing {
+
+struct SentBatch {
+  TopicPartition tp;
+  Uuid topic_id;
+  Bytes bytes;  // as encoded at send time
+  std::int64_t producer_id = -1;
+  std::int16_t producer_epoch = -1;
+  std::int32_t base_sequence = -1;
+  std::int32_t record_count = 0;
+};
+
+struct SentProduce {
+  std::int32_t node = -1;
+  std::int16_t version = 0;
+  std::vector<SentBatch> batches;
+  std::function<void(ProduceResult)> done;
+};
+
+struct PartitionAnswer {
+  ErrorCode error = ErrorCode::kNone;
+  std::int64_t base_offset = 0;
+  std::int32_t window = 5;  // written as the v14 tag
+  LeaderIdAndEpoch current_leader;
+  std::int64_t log_start_offset = 0;
+};
+
+class ScriptedUpstream final : public UpstreamPort {
+ public:
+  std::map<std::int32_t, bool> node_ready;
+  std::map<std::int32_t, std::int16_t> node_version;
+  std::int32_t max_in_flight_per_connection = 32;
+  std::deque<SentProduce> outstanding;  // in send order
+  std::vector<std::function<void(InitProducerIdResult)>> init_requests;
+  std::set<std::string> metadata_requested;
+  std::vector<std::int32_t> resets;
+  std::int64_t produce_requests_sent = 0;
+
+  bool can_send_produce(std::int32_t node) override {
+    return node_ready[node] && inflight(node) < max_in_flight_per_connection;
+  }
+  std::int16_t produce_version(std::int32_t node) override {
+    auto it = node_version.find(node);
+    return it == node_version.end() ? 14 : it->second;
+  }
+  void send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
+                    std::function<void(ProduceResult)> done) override {
+    SentProduce sent{node, version, {}, std::move(done)};
+    for (const auto& topic : request.topic_data) {
+      for (const auto& part : topic.partition_data) {
+        SentBatch b;
+        b.tp = TopicPartition{topic.name, part.index};
+        b.topic_id = topic.topic_id;
+        b.bytes.assign(part.records.data->begin(), part.records.data->end());
+        auto header = decode_record_batch_header(b.bytes);
+        b.producer_id = header->producer_id;
+        b.producer_epoch = header->producer_epoch;
+        b.base_sequence = header->base_sequence;
+        b.record_count = header->records_count;
+        sent.batches.push_back(std::move(b));
+      }
+    }
+    ++produce_requests_sent;
+    outstanding.push_back(std::move(sent));
+  }
+  void send_init_producer_id(const InitProducerIdRequest&, std::function<void(InitProducerIdResult)> done) override {
+    init_requests.push_back(std::move(done));
+  }
+  void request_metadata(const std::vector<std::string>& topics) override {
+    metadata_requested.insert(topics.begin(), topics.end());
+  }
+  void reset_connection(std::int32_t node) override {
+    resets.push_back(node);
+    std::deque<SentProduce> keep;
+    std::vector<SentProduce> failed;
+    for (auto& s : outstanding) (s.node == node ? failed.emplace_back(std::move(s)) : keep.emplace_back(std::move(s)));
+    outstanding = std::move(keep);
+    for (auto& s : failed) s.done(std::unexpected(ErrorCode::kNetworkException));
+  }
+  void learn_brokers(const std::vector<NodeEndpoint>&) override {}
+
+  int inflight(std::int32_t node) const {
+    int n = 0;
+    for (const auto& s : outstanding) n += s.node == node;
+    return n;
+  }
+
+  // Grants the pending InitProducerId.
+  void grant_producer_id(std::int64_t id, std::int16_t epoch = 0) {
+    auto done = std::move(init_requests.front());
+    init_requests.erase(init_requests.begin());
+    InitProducerIdResponse r;
+    r.producer_id = ProducerId(id);
+    r.producer_epoch = ProducerEpoch(epoch);
+    done(r);
+  }
+
+  // Takes the oldest outstanding request (of `node`, if given).
+  SentProduce take(std::int32_t node = -1) {
+    for (auto it = outstanding.begin(); it != outstanding.end(); ++it) {
+      if (node < 0 || it->node == node) {
+        SentProduce s = std::move(*it);
+        outstanding.erase(it);
+        return s;
+      }
+    }
+    throw std::runtime_error("no outstanding request");
+  }
+
+  // Answers every batch of `s` with the answer `pick` gives it.
+  static void answer(SentProduce& s, const std::function<PartitionAnswer(const SentBatch&)>& pick) {
+    ProduceResponse resp;
+    for (const auto& b : s.batches) {
+      const PartitionAnswer a = pick(b);
+      auto it = std::find_if(resp.responses.begin(), resp.responses.end(),
+                             [&](const ProduceTopicResponse& t) { return t.name == b.tp.topic; });
+      if (it == resp.responses.end()) {
+        resp.responses.push_back(ProduceTopicResponse{b.tp.topic, b.topic_id, {}, {}});
+        it = resp.responses.end() - 1;
+      }
+      ProducePartitionResponse pr;
+      pr.index = b.tp.partition;
+      pr.error_code = a.error;
+      pr.base_offset = a.error == ErrorCode::kNone ? a.base_offset : -1;
+      pr.log_start_offset = a.log_start_offset;
+      pr.producer_state_batches_to_retain = s.version >= 14 ? a.window : 5;
+      pr.current_leader = a.current_leader;
+      it->partition_responses.push_back(pr);
+    }
+    s.done(resp);
+  }
+  static void fail(SentProduce& s, ErrorCode transport_error) { s.done(std::unexpected(transport_error)); }
+};
+
+inline MetadataUpdate leaders(const std::string& topic, std::vector<std::pair<int, int>> leader_and_epoch) {
+  TopicLeadership t;
+  t.topic_id.bytes[0] = 7;
+  for (auto [leader, epoch] : leader_and_epoch) t.partitions.push_back(PartitionLeadership{ErrorCode::kNone, leader, epoch});
+  return MetadataUpdate{{{topic, t}}};
+}
+
+}  // namespace pp::testing
