@@ -146,10 +146,10 @@ void IdempotentProducer::poll() {
   for (const auto& run : deferred) finish_run(*run);
   fail_unroutable();
   if (identity_ == IdentityState::kFatal) return;
-  maybe_init_producer_id(now);
   expire(now);
   resolve_sequences();
   maybe_bump();
+  maybe_init_producer_id(now);  // after maybe_bump: an exhausted epoch asks for a new id at once
   if (identity_ == IdentityState::kReady) drain(now);
 }
 

@@ -118,6 +118,20 @@ class ScriptedUpstream final : public UpstreamPort {
     throw std::runtime_error("no outstanding request");
   }
 
+  // Takes the oldest outstanding request carrying a batch of topic/partition.
+  SentProduce take_with(const std::string& topic, std::int32_t partition) {
+    for (auto it = outstanding.begin(); it != outstanding.end(); ++it) {
+      for (const auto& b : it->batches) {
+        if (b.tp.topic == topic && b.tp.partition == partition) {
+          SentProduce s = std::move(*it);
+          outstanding.erase(it);
+          return s;
+        }
+      }
+    }
+    throw std::runtime_error("no outstanding request for " + topic + "-" + std::to_string(partition));
+  }
+
   // Answers every batch of `s` with the answer `pick` gives it.
   static void answer(SentProduce& s, const std::function<PartitionAnswer(const SentBatch&)>& pick) {
     ProduceResponse resp;
