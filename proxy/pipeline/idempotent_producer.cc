@@ -73,6 +73,7 @@ void IdempotentProducer::submit(const std::string& topic, std::int32_t partition
   tracker->run = std::move(run);
   tracker->done = std::move(done);
   buffered_bytes_ += tracker->run.size_bytes;
+  if (over_memory_budget()) memory_was_over_ = true;
   ++runs_outstanding_;
 
   if (tracker->run.records.empty()) {
@@ -359,6 +360,10 @@ void IdempotentProducer::finish_run(RunTracker& run) {
   run.finished = true;
   buffered_bytes_ -= run.run.size_bytes;
   --runs_outstanding_;
+  if (memory_was_over_ && buffered_bytes_ <= config_.buffer_memory_bytes / 10 * 9) {
+    memory_was_over_ = false;
+    if (memory_listener_) memory_listener_();
+  }
   auto done = std::move(run.done);
   const RunResult result = run.result;
   run.run = RecordRun{};  // release the client's bytes now

@@ -17,6 +17,7 @@
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/pipeline_observer.h"
+#include "proxy/pipeline/record_sink.h"
 #include "proxy/pipeline/upstream_port.h"
 
 namespace pp {
@@ -24,7 +25,7 @@ namespace pp {
 enum class IdentityState : std::uint8_t { kUninitialized, kInitializing, kReady, kFatal };
 std::string_view to_string(IdentityState s);
 
-class IdempotentProducer {
+class IdempotentProducer final : public RecordSink {
  public:
   IdempotentProducer(PipelineConfig config, UpstreamPort& upstream, const Clock& clock,
                      PipelineObserver* observer = nullptr);
@@ -37,7 +38,12 @@ class IdempotentProducer {
   void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
 
   // Takes a run for topic/partition; `done` runs exactly once, later.
-  void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done);
+  void submit(const std::string& topic, std::int32_t partition, RecordRun run,
+              RunCompletion done) override;
+  bool over_memory_budget() const override { return buffered_bytes_ >= config_.buffer_memory_bytes; }
+  void set_memory_available_listener(std::function<void()> listener) override {
+    memory_listener_ = std::move(listener);
+  }
 
   void on_metadata(const MetadataUpdate& update);
 
@@ -53,7 +59,6 @@ class IdempotentProducer {
   void abort_all(ErrorCode error);
 
   std::size_t buffered_bytes() const { return buffered_bytes_; }
-  bool over_memory_budget() const { return buffered_bytes_ >= config_.buffer_memory_bytes; }
   bool idle() const { return runs_outstanding_ == 0; }
   IdentityState identity_state() const { return identity_; }
   ProducerIdAndEpoch identity() const { return current_; }
@@ -137,6 +142,8 @@ class IdempotentProducer {
   std::map<std::int32_t, std::size_t> round_robin_;  // node -> next start index
 
   std::size_t buffered_bytes_ = 0;
+  bool memory_was_over_ = false;
+  std::function<void()> memory_listener_;
   std::size_t runs_outstanding_ = 0;
   bool flushing_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
