@@ -1,0 +1,38 @@
+// What the front end needs to answer a client's Metadata request: the
+// upstream's topics and partition counts. Implemented over the upstream
+// metadata cache by the daemon; a fake in the front end's unit tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proxy/protocol/error_code.h"
+#include "proxy/protocol/types.h"
+
+namespace pp {
+
+struct TopicDescription {
+  std::string name;
+  ErrorCode error = ErrorCode::kNone;  // e.g. UNKNOWN_TOPIC_OR_PARTITION, as upstream said
+  Uuid topic_id;                       // zero when upstream doesn't report ids
+  bool is_internal = false;
+  std::int32_t partition_count = 0;
+};
+
+class TopicDirectory {
+ public:
+  virtual ~TopicDirectory() = default;
+
+  // Describes `topics` (nullopt: every topic upstream knows), refreshing
+  // upstream metadata first for topics not known yet; with
+  // `allow_auto_topic_creation` the refresh lets the upstream create them, as
+  // a direct request to it would. `done` runs exactly once, never inside this
+  // call.
+  virtual void describe(std::optional<std::vector<std::string>> topics, bool allow_auto_topic_creation,
+                        std::function<void(std::vector<TopicDescription>)> done) = 0;
+};
+
+}  // namespace pp
