@@ -9,7 +9,6 @@ pkg_check_modules(LIBUV REQUIRED IMPORTED_TARGET libuv)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 # spdlog 1.10 with the external fmt 9 (Debian's libspdlog-dev).
 find_package(spdlog REQUIRED)
-find_package(spdlog REQUIRED)
 
 if(PP_BUILD_TESTS)
   find_package(GTest REQUIRED)

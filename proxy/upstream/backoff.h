@@ -1,0 +1,38 @@
+// Reconnect backoff: exponential growth with jitter, as Kafka's clients do
+// (Java's ExponentialBackoff with reconnect.backoff.ms / .max.ms and a 20%
+// jitter), so many proxies that lost the same broker don't reconnect in step.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+namespace pp::upstream {
+
+class ExponentialBackoff {
+ public:
+  ExponentialBackoff(std::uint64_t initial_ms, std::uint64_t max_ms, double jitter = 0.2)
+      : initial_ms_(std::max<std::uint64_t>(initial_ms, 1)),
+        max_ms_(std::max(max_ms, initial_ms_)),
+        jitter_(jitter),
+        rng_(std::random_device{}()) {}
+
+  // The wait before attempt number `failures + 1` (failures >= 1).
+  std::uint64_t backoff_ms(int failures) {
+    const int exp = std::clamp(failures - 1, 0, 30);
+    const double base = std::min(static_cast<double>(initial_ms_) * std::pow(2.0, exp),
+                                 static_cast<double>(max_ms_));
+    std::uniform_real_distribution<double> dist(1.0 - jitter_, 1.0 + jitter_);
+    const double jittered = base * dist(rng_);
+    return static_cast<std::uint64_t>(std::clamp(jittered, 1.0, static_cast<double>(max_ms_) * (1.0 + jitter_)));
+  }
+
+ private:
+  std::uint64_t initial_ms_;
+  std::uint64_t max_ms_;
+  double jitter_;
+  std::minstd_rand rng_;
+};
+
+}  // namespace pp::upstream

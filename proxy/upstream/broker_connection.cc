@@ -1,0 +1,272 @@
+#include "proxy/upstream/broker_connection.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "proxy/protocol/header.h"
+#include "proxy/upstream/log.h"
+
+namespace pp::upstream {
+
+namespace {
+
+// KIP-511 client_software_name / _version: [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
+constexpr std::string_view kSoftwareName = "produce-proxy";
+constexpr std::string_view kSoftwareVersion = "0.1.0";
+
+}  // namespace
+
+std::string_view to_string(BrokerConnection::State state) {
+  switch (state) {
+    case BrokerConnection::State::kDisconnected:
+      return "disconnected";
+    case BrokerConnection::State::kConnecting:
+      return "connecting";
+    case BrokerConnection::State::kNegotiating:
+      return "negotiating";
+    case BrokerConnection::State::kReady:
+      return "ready";
+  }
+  return "?";
+}
+
+// The handshake's own sink: it reports to the connection, not to a caller,
+// and needs the KIP-511 v0 fallback when decoding.
+class BrokerConnection::ApiVersionsSink final : public ResponseSink {
+ public:
+  ApiVersionsSink(std::weak_ptr<BrokerConnection*> owner, std::int16_t sent_version)
+      : owner_(std::move(owner)), sent_version_(sent_version) {}
+
+  Decoded<std::int32_t> decode(ByteView body, std::int16_t) override {
+    auto resp = decode_api_versions_response(body, sent_version_);
+    if (!resp) return std::unexpected(resp.error());
+    response_ = std::move(*resp);
+    return 0;  // nothing else is sent before it, so a throttle here changes nothing
+  }
+  void deliver() override {
+    if (auto owner = owner_.lock()) (*owner)->on_api_versions(*response_, sent_version_);
+  }
+  void fail(ErrorCode) override {}  // the connection's close already deals with it
+
+ private:
+  std::weak_ptr<BrokerConnection*> owner_;
+  std::int16_t sent_version_;
+  std::optional<ApiVersionsResponse> response_;
+};
+
+BrokerConnection::BrokerConnection(uv_loop_t* loop, Deferred& deferred, std::int32_t node_id,
+                                   net::HostPort address, BrokerConnectionOptions options,
+                                   EventListener listener)
+    : loop_(loop),
+      deferred_(deferred),
+      node_id_(node_id),
+      address_(std::move(address)),
+      options_(std::move(options)),
+      listener_(std::move(listener)),
+      self_(std::make_shared<BrokerConnection*>(this)),
+      timeout_timer_(loop),
+      reconnect_timer_(loop),
+      throttle_timer_(loop),
+      backoff_(static_cast<std::uint64_t>(std::max(options_.reconnect_backoff_ms, 1)),
+               static_cast<std::uint64_t>(std::max(options_.reconnect_backoff_max_ms, 1))) {}
+
+BrokerConnection::~BrokerConnection() {
+  self_.reset();  // callbacks already posted see we are gone
+  tcp_.close();
+}
+
+std::string BrokerConnection::describe() const {
+  if (node_id_ < 0) return "bootstrap broker " + address_.to_string();
+  return "broker " + std::to_string(node_id_) + " (" + address_.to_string() + ")";
+}
+
+bool BrokerConnection::throttled() const { return throttled_until_ms_ != 0; }
+
+bool BrokerConnection::can_send_produce() const {
+  return state_ == State::kReady && !retiring_ && versions_.version(ApiKey::kProduce) &&
+         in_flight() < options_.max_in_flight && !throttled();
+}
+
+void BrokerConnection::connect() {
+  wanted_ = true;
+  retiring_ = false;
+  if (state_ != State::kDisconnected || reconnect_timer_.active()) return;
+  start_connect();
+}
+
+void BrokerConnection::reset(std::string_view reason) {
+  if (state_ == State::kDisconnected) return;
+  close_session(reason, Cause::kRequested);
+}
+
+void BrokerConnection::stop(std::string_view reason) {
+  wanted_ = false;
+  reconnect_timer_.stop();
+  if (state_ != State::kDisconnected) {
+    close_session(reason, Cause::kRequested);
+  } else {
+    emit(Event::kDisconnected);
+  }
+}
+
+void BrokerConnection::retire() {
+  retiring_ = true;
+  wanted_ = false;
+  reconnect_timer_.stop();
+  maybe_finish_retiring();
+}
+
+void BrokerConnection::maybe_finish_retiring() {
+  if (retiring_ && in_flight() == 0) stop("left the cluster metadata");
+}
+
+void BrokerConnection::start_connect() {
+  state_ = State::kConnecting;
+  ++session_;
+  frame_reader_.emplace(options_.max_response_bytes);
+  connect_deadline_ms_ = now() + static_cast<std::uint64_t>(options_.connect_timeout_ms);
+  arm_timeout_timer();
+  log().debug("{}: connecting", describe());
+
+  const std::uint64_t session = session_;
+  std::weak_ptr<BrokerConnection*> weak = self_;
+  auto in_call = std::make_shared<bool>(true);
+  Deferred* deferred = &deferred_;
+  tcp_ = net::TcpConnection::connect(loop_, address_, [=](int status) {
+    if (*in_call) {
+      // The resolver refused before connect() returned, so tcp_ doesn't hold
+      // the handle yet: handle the failure once it does.
+      deferred->post([weak, session, status] {
+        if (auto owner = weak.lock()) (*owner)->on_connected(session, status);
+      });
+      return;
+    }
+    if (auto owner = weak.lock()) (*owner)->on_connected(session, status);
+  });
+  *in_call = false;
+}
+
+void BrokerConnection::on_connected(std::uint64_t session, int status) {
+  if (session != session_ || state_ != State::kConnecting) return;
+  if (status != 0) {
+    close_session(std::string("connect failed: ") + uv_strerror(status), Cause::kPeer);
+    return;
+  }
+  state_ = State::kNegotiating;
+  tcp_.set_callbacks([this](ByteView data) { on_data(data); },
+                     [this](int st) {
+                       close_session(st == 0 ? std::string("closed by the broker")
+                                             : std::string("socket error: ") + uv_strerror(st),
+                                     Cause::kPeer);
+                     });
+  tcp_.start_reading();
+  log().debug("{}: connected, sending ApiVersions v{}", describe(), api_versions_version_);
+  send_api_versions();
+}
+
+void BrokerConnection::send_api_versions() {
+  ApiVersionsRequest request;
+  request.client_software_name = kSoftwareName;
+  request.client_software_version = kSoftwareVersion;
+  RequestHeader header{ApiKey::kApiVersions, api_versions_version_, next_correlation_id_,
+                       options_.client_id, {}};
+  enqueue(ApiKey::kApiVersions, api_versions_version_, encode_request_frame(header, request),
+          std::make_unique<ApiVersionsSink>(self_, api_versions_version_));
+}
+
+void BrokerConnection::on_api_versions(const ApiVersionsResponse& response,
+                                       std::int16_t sent_version) {
+  if (state_ != State::kNegotiating) return;
+  if (response.error_code == ErrorCode::kUnsupportedVersion && sent_version > 0) {
+    // KIP-511: the broker still listed what it speaks; ask again within it.
+    api_versions_version_ = api_versions_retry_version(response, sent_version);
+    log().debug("{}: ApiVersions v{} unsupported, retrying at v{}", describe(), sent_version,
+                api_versions_version_);
+    send_api_versions();
+    return;
+  }
+  if (response.error_code != ErrorCode::kNone) {
+    close_session("ApiVersions answered " + std::string(error_name(response.error_code)),
+                  Cause::kPeer);
+    return;
+  }
+  versions_ = NegotiatedVersions::negotiate(response.api_keys);
+  state_ = State::kReady;
+  failures_ = 0;
+  log().info("{}: ready (ApiVersions v{}): {}", describe(), sent_version, versions_.describe());
+  for (const std::string& u : versions_.unusable()) {
+    log().error("{}: unusable for {}", describe(), u);
+  }
+  emit(Event::kReady);
+}
+
+void BrokerConnection::enqueue(ApiKey key, std::int16_t version, Bytes frame,
+                               std::unique_ptr<ResponseSink> sink) {
+  Pending p;
+  p.correlation_id = next_correlation_id_;
+  p.api_key = key;
+  p.version = version;
+  p.deadline_ms = now() + static_cast<std::uint64_t>(options_.request_timeout_ms);
+  p.sink = std::move(sink);
+  next_correlation_id_ =
+      next_correlation_id_ == std::numeric_limits<std::int32_t>::max() ? 0 : next_correlation_id_ + 1;
+  if (throttled() && key != ApiKey::kApiVersions) {
+    // KIP-219: the broker has muted us; what we'd send now would only queue
+    // in its socket while our timeout runs.
+    p.frame = std::move(frame);
+    held_.push_back(std::move(p));
+  } else {
+    p.frame = std::move(frame);
+    write(std::move(p));
+  }
+  arm_timeout_timer();
+}
+
+void BrokerConnection::write(Pending pending) {
+  Bytes frame = std::move(pending.frame);
+  if (pending.api_key == ApiKey::kProduce) ++produce_requests_sent_;
+  // Outstanding before the write: a write that fails at once closes the
+  // session, and that must fail this request too.
+  in_flight_.push_back(std::move(pending));
+  tcp_.write(std::move(frame));
+}
+
+void BrokerConnection::arm_timeout_timer() {
+  std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
+  if (state_ == State::kConnecting) next = connect_deadline_ms_;
+  if (!in_flight_.empty()) next = std::min(next, in_flight_.front().deadline_ms);
+  if (!held_.empty()) next = std::min(next, held_.front().deadline_ms);
+  if (next == std::numeric_limits<std::uint64_t>::max()) return;
+  // Deadlines of one queue only grow, so a timer already due no later stays.
+  if (timeout_timer_.active() && timer_deadline_ms_ <= next) return;
+  timer_deadline_ms_ = next;
+  const std::uint64_t t = now();
+  timeout_timer_.start(next > t ? next - t : 0, 0, [this] { check_timeouts(); });
+}
+
+void BrokerConnection::check_timeouts() {
+  const std::uint64_t t = now();
+  if (state_ == State::kConnecting && t >= connect_deadline_ms_) {
+    close_session("connect timed out after " + std::to_string(options_.connect_timeout_ms) + " ms",
+                  Cause::kTimeout);
+    return;
+  }
+  const Pending* expired = nullptr;
+  if (!in_flight_.empty() && in_flight_.front().deadline_ms <= t) expired = &in_flight_.front();
+  if (!expired && !held_.empty() && held_.front().deadline_ms <= t) expired = &held_.front();
+  if (expired) {
+    // Java and librdkafka close here too: the answer may still come, and
+    // would then be taken for the next request's.
+    close_session(std::string(api_name(expired->api_key)) + " v" +
+                      std::to_string(expired->version) + " (correlation id " +
+                      std::to_string(expired->correlation_id) + ") timed out after " +
+                      std::to_string(options_.request_timeout_ms) + " ms",
+                  Cause::kTimeout);
+    return;
+  }
+  arm_timeout_timer();
+}
+
+}  // namespace pp::upstream

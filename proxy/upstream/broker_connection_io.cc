@@ -1,0 +1,189 @@
+// BrokerConnection: reading responses, throttling, and closing a session.
+#include <utility>
+#include <vector>
+
+#include "proxy/protocol/header.h"
+#include "proxy/upstream/broker_connection.h"
+#include "proxy/upstream/log.h"
+
+namespace pp::upstream {
+
+namespace {
+constexpr std::uint64_t kWarnEveryMs = 10'000;
+}  // namespace
+
+void BrokerConnection::on_data(ByteView data) {
+  if (!frame_reader_) return;
+  auto appended = frame_reader_->append(data);
+  // Frames completed before a bad size prefix are still good answers.
+  while (auto frame = frame_reader_->pop()) {
+    if (!handle_frame(*frame)) return;  // session closed, or we were destroyed
+  }
+  if (!appended) {
+    close_session("bad response frame: " + appended.error().describe() + " (bound " +
+                      std::to_string(options_.max_response_bytes) + " bytes)",
+                  Cause::kProtocolError);
+  }
+}
+
+bool BrokerConnection::handle_frame(const Bytes& frame) {
+  if (in_flight_.empty()) {
+    close_session("a response of " + std::to_string(frame.size()) +
+                      " bytes arrived with no request outstanding",
+                  Cause::kProtocolError);
+    return false;
+  }
+  Pending& oldest = in_flight_.front();
+  const std::string what = std::string(api_name(oldest.api_key)) + " v" +
+                           std::to_string(oldest.version) + " (correlation id " +
+                           std::to_string(oldest.correlation_id) + ")";
+  WireReader r(frame);
+  auto correlation_id = decode_response_header(r, oldest.api_key, oldest.version);
+  if (!correlation_id) {
+    close_session("undecodable response header for " + what + ": " +
+                      correlation_id.error().describe(),
+                  Cause::kProtocolError);
+    return false;
+  }
+  if (*correlation_id != oldest.correlation_id) {
+    // Kafka answers in order per connection: anything else means we no
+    // longer know which request an answer belongs to.
+    close_session("response correlation id " + std::to_string(*correlation_id) +
+                      " does not match the oldest outstanding request, " + what,
+                  Cause::kProtocolError);
+    return false;
+  }
+  auto throttle_ms = oldest.sink->decode(r.rest(), oldest.version);
+  if (!throttle_ms) {
+    close_session("undecodable " + what + " response: " + throttle_ms.error().describe(),
+                  Cause::kProtocolError);
+    return false;
+  }
+  Pending done = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  if (*throttle_ms > 0 && client_throttles(done.api_key, done.version)) start_throttle(*throttle_ms);
+
+  const std::uint64_t session = session_;
+  std::weak_ptr<BrokerConnection*> weak = self_;
+  done.sink->deliver();
+  if (weak.expired() || session != session_) return false;
+  maybe_finish_retiring();
+  return session == session_;
+}
+
+void BrokerConnection::start_throttle(std::int32_t throttle_ms) {
+  const std::uint64_t until = now() + static_cast<std::uint64_t>(throttle_ms);
+  if (until <= throttled_until_ms_) return;
+  throttled_until_ms_ = until;
+  log().debug("{}: throttled for {} ms (KIP-219)", describe(), throttle_ms);
+  throttle_timer_.start(static_cast<std::uint64_t>(throttle_ms), 0, [this] { end_throttle(); });
+}
+
+void BrokerConnection::end_throttle() {
+  throttled_until_ms_ = 0;
+  const std::uint64_t session = session_;
+  while (!held_.empty() && session == session_) {
+    Pending p = std::move(held_.front());
+    held_.pop_front();
+    write(std::move(p));
+  }
+  if (session == session_) emit(Event::kThrottleEnded);
+}
+
+void BrokerConnection::close_session(std::string_view reason, Cause cause) {
+  const State was = state_;
+  if (was == State::kDisconnected) return;
+  ++session_;
+  state_ = State::kDisconnected;
+  tcp_.close();
+  frame_reader_.reset();
+  timeout_timer_.stop();
+  throttle_timer_.stop();
+  throttled_until_ms_ = 0;
+
+  // Every outstanding request fails, later: the caller may be inside a send.
+  const std::uint64_t t = now();
+  auto failing = std::make_shared<std::vector<std::pair<std::unique_ptr<ResponseSink>, ErrorCode>>>();
+  for (auto* queue : {&in_flight_, &held_}) {
+    for (Pending& p : *queue) {
+      const ErrorCode e = cause == Cause::kTimeout && p.deadline_ms <= t
+                              ? ErrorCode::kRequestTimedOut
+                              : ErrorCode::kNetworkException;
+      if (p.api_key != ApiKey::kApiVersions) failing->emplace_back(std::move(p.sink), e);
+    }
+    queue->clear();
+  }
+  if (!failing->empty()) {
+    deferred_.post([failing] {
+      for (auto& [sink, error] : *failing) sink->fail(error);
+    });
+  }
+
+  const bool negotiation_fallback = cause != Cause::kRequested && cause != Cause::kTimeout &&
+                                    was == State::kNegotiating && api_versions_version_ > 0;
+  const std::string failed =
+      failing->empty() ? std::string()
+                       : " (" + std::to_string(failing->size()) + " outstanding requests failed)";
+  if (cause == Cause::kRequested) {
+    log().debug("{}: closed while {}: {}{}", describe(), to_string(was), reason, failed);
+  } else if (negotiation_fallback) {
+    // librdkafka's mock closes on an ApiVersions version it doesn't speak,
+    // and answers v3 in a layout nobody can parse (tests/golden/PROVENANCE.md).
+    // v0 is the version every broker reads.
+    log().info("{}: ApiVersions v{} failed ({}); retrying with v0", describe(),
+               api_versions_version_, reason);
+  } else {
+    const auto level = !may_warn()                      ? spdlog::level::debug
+                       : cause == Cause::kProtocolError ? spdlog::level::err
+                                                        : spdlog::level::warn;
+    log().log(level, "{}: disconnected while {}: {}{}", describe(), to_string(was), reason, failed);
+  }
+
+  if (negotiation_fallback) {
+    api_versions_version_ = 0;
+    if (wanted_) schedule_reconnect(0);
+  } else if (cause == Cause::kRequested) {
+    if (wanted_) schedule_reconnect(0);
+  } else {
+    ++failures_;
+    if (wanted_) {
+      const std::uint64_t delay = backoff_.backoff_ms(failures_);
+      log().debug("{}: reconnecting in {} ms (failure {})", describe(), delay, failures_);
+      schedule_reconnect(delay);
+    }
+  }
+  emit(Event::kDisconnected);
+}
+
+void BrokerConnection::schedule_reconnect(std::uint64_t delay_ms) {
+  reconnect_timer_.start(delay_ms, 0, [this] {
+    if (wanted_ && state_ == State::kDisconnected) start_connect();
+  });
+}
+
+void BrokerConnection::fail_later(std::unique_ptr<ResponseSink> sink, ErrorCode error,
+                                  std::string_view why) {
+  log().debug("{}: request refused ({}): {}", describe(), why, error_name(error));
+  std::shared_ptr<ResponseSink> shared(std::move(sink));
+  deferred_.post([shared, error] { shared->fail(error); });
+}
+
+void BrokerConnection::emit(Event event) {
+  std::weak_ptr<BrokerConnection*> weak = self_;
+  deferred_.post([weak, event] {
+    if (auto owner = weak.lock()) {
+      BrokerConnection* c = *owner;
+      if (c->listener_) c->listener_(*c, event);
+    }
+  });
+}
+
+bool BrokerConnection::may_warn() {
+  const std::uint64_t t = now();
+  if (warned_once_ && t - last_warn_ms_ < kWarnEveryMs) return false;
+  warned_once_ = true;
+  last_warn_ms_ = t;
+  return true;
+}
+
+}  // namespace pp::upstream

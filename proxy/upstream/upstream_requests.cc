@@ -1,0 +1,259 @@
+// Upstream: the requests it sends (Produce, InitProducerId, Metadata) and the
+// metadata refresh policy.
+#include <algorithm>
+#include <utility>
+
+#include "proxy/upstream/log.h"
+#include "proxy/upstream/upstream.h"
+
+namespace pp::upstream {
+
+namespace {
+
+constexpr std::uint64_t kMetadataSpacingMs = 100;  // Java's retry.backoff.ms
+
+TopicLeadership leadership_of(const TopicMetadata& t) {
+  TopicLeadership out;
+  out.error = t.error;
+  out.topic_id = t.topic_id;
+  out.partitions.reserve(t.partitions.size());
+  for (const PartitionMetadata& p : t.partitions) {
+    out.partitions.push_back(PartitionLeadership{p.error, p.leader_id, p.leader_epoch});
+  }
+  return out;
+}
+
+}  // namespace
+
+void Upstream::send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
+                            std::function<void(ProduceResult)> done) {
+  BrokerConnection* c = closed_ ? nullptr : find_connection(node);
+  if (!c || !c->ready()) {
+    fail_later<ProduceResult>(std::move(done), ErrorCode::kNetworkException);
+    return;
+  }
+  if (request.acks == 0) {
+    // Kafka sends no answer to acks=0, so the request would only time out
+    // and close the connection; the pipeline always sends acks=-1.
+    fail_later<ProduceResult>(std::move(done), ErrorCode::kInvalidRequiredAcks);
+    return;
+  }
+  const std::int16_t negotiated = c->versions().version(ApiKey::kProduce).value_or(-1);
+  if (negotiated < 0) {
+    fail_later<ProduceResult>(std::move(done), ErrorCode::kUnsupportedVersion);
+    return;
+  }
+  if (version > negotiated) {
+    log().debug("{}: Produce v{} asked, v{} negotiated; sending v{}", c->describe(), version,
+                negotiated, negotiated);
+    version = negotiated;
+  }
+
+  // v13+ (KIP-516) names topics by id only; fill what the caller left out.
+  std::optional<ProduceRequest> patched;
+  if (version >= kProduceTopicIdVersion) {
+    for (std::size_t i = 0; i < request.topic_data.size(); ++i) {
+      const ProduceTopicData& t = request.topic_data[i];
+      if (!t.topic_id.is_zero()) continue;
+      const TopicMetadata* known = metadata_.topic(t.name);
+      if (!patched) patched = request;
+      if (known && !known->topic_id.is_zero()) {
+        patched->topic_data[i].topic_id = known->topic_id;
+      } else {
+        log().debug("{}: topic '{}' has no known id; sending Produce v{} instead of v{}",
+                    c->describe(), t.name, kProduceTopicIdVersion - 1, version);
+        version = kProduceTopicIdVersion - 1;
+        break;
+      }
+    }
+  }
+  const ProduceRequest& to_send = patched ? *patched : request;
+
+  std::vector<std::pair<Uuid, std::string>> names;
+  if (version >= kProduceTopicIdVersion) {
+    for (const ProduceTopicData& t : to_send.topic_data) names.emplace_back(t.topic_id, t.name);
+  }
+  c->send(to_send, version,
+          make_sink<ProduceResponse>(
+              [names = std::move(names), done = std::move(done)](ProduceResult result) mutable {
+                if (result && !names.empty()) {
+                  for (ProduceTopicResponse& t : result->responses) {
+                    auto it = std::find_if(names.begin(), names.end(),
+                                           [&](const auto& n) { return n.first == t.topic_id; });
+                    if (it != names.end() && t.name.empty()) t.name = it->second;
+                  }
+                }
+                done(std::move(result));
+              }));
+}
+
+void Upstream::send_init_producer_id(const InitProducerIdRequest& request,
+                                     std::function<void(InitProducerIdResult)> done) {
+  if (closed_) {
+    fail_later<InitProducerIdResult>(std::move(done), ErrorCode::kNetworkException);
+    return;
+  }
+  init_waiting_.push_back(
+      {request, std::move(done), now() + static_cast<std::uint64_t>(config_.request_timeout_ms)});
+  // Never inside this call: a ready broker answers later anyway, and a
+  // missing one makes flush_init wait.
+  deferred_.post([this] { flush_init(); });
+}
+
+void Upstream::flush_init() {
+  while (!init_waiting_.empty() && !closed_) {
+    BrokerConnection* c = pick_ready(ApiKey::kInitProducerId);
+    if (!c) {
+      ensure_some_connecting();
+      expire_init();
+      return;
+    }
+    InitWaiting w = std::move(init_waiting_.front());
+    init_waiting_.pop_front();
+    const std::int16_t version = *c->versions().version(ApiKey::kInitProducerId);
+    log().debug("{}: InitProducerId v{}", c->describe(), version);
+    c->send(w.request, version, make_sink<InitProducerIdResponse>(std::move(w.done)));
+  }
+  init_timer_.stop();
+}
+
+void Upstream::expire_init() {
+  const std::uint64_t t = now();
+  while (!init_waiting_.empty() && init_waiting_.front().deadline_ms <= t) {
+    log().warn("upstream: no broker ready for InitProducerId within {} ms",
+               config_.request_timeout_ms);
+    init_waiting_.front().done(std::unexpected(ErrorCode::kRequestTimedOut));
+    init_waiting_.pop_front();
+  }
+  if (init_waiting_.empty()) {
+    init_timer_.stop();
+    return;
+  }
+  const std::uint64_t deadline = init_waiting_.front().deadline_ms;
+  init_timer_.start(deadline > t ? deadline - t : 0, 0, [this] { expire_init(); });
+}
+
+void Upstream::request_metadata(const std::vector<std::string>& topics) {
+  if (closed_) return;
+  for (const std::string& t : topics) {
+    if (topics_.insert(t).second) new_topic_ = true;
+  }
+  metadata_wanted_ = true;
+  post_flush();
+}
+
+void Upstream::post_flush() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  // On the next iteration: every request_metadata of this one is in by then.
+  deferred_.post([this] {
+    flush_posted_ = false;
+    flush_metadata();
+  });
+}
+
+void Upstream::flush_metadata() {
+  if (closed_ || !metadata_wanted_ || metadata_in_flight_) return;
+  const std::uint64_t t = now();
+  if (t < next_metadata_ms_ && !new_topic_) {
+    if (!metadata_timer_.active()) {
+      metadata_timer_.start(next_metadata_ms_ - t, 0, [this] { flush_metadata(); });
+    }
+    return;
+  }
+  BrokerConnection* c = pick_ready(ApiKey::kMetadata);
+  if (!c) {
+    ensure_some_connecting();  // a connection's kReady event flushes again
+    return;
+  }
+  const std::int16_t version = *c->versions().version(ApiKey::kMetadata);
+  if (topics_.empty() && version == 0) {
+    metadata_wanted_ = false;  // v0 reads an empty list as "every topic"
+    return;
+  }
+  MetadataRequest request;
+  request.topics.emplace();
+  for (const std::string& name : topics_) {
+    MetadataRequestTopic topic;
+    topic.name = name;
+    request.topics->push_back(std::move(topic));
+  }
+  metadata_in_flight_ = true;
+  metadata_wanted_ = false;
+  new_topic_ = false;
+  metadata_timer_.stop();
+  ++metadata_requests_sent_;
+  log().debug("{}: Metadata v{} for {} topics", c->describe(), version, topics_.size());
+  c->send(request, version,
+          make_sink<MetadataResponse>([this](std::expected<MetadataResponse, ErrorCode> result) {
+            on_metadata_response(std::move(result));
+          }));
+}
+
+void Upstream::on_metadata_response(std::expected<MetadataResponse, ErrorCode> result) {
+  metadata_in_flight_ = false;
+  if (closed_) return;
+  const std::uint64_t t = now();
+  if (!result) {
+    ++metadata_failures_;
+    const std::uint64_t wait = metadata_backoff_.backoff_ms(metadata_failures_);
+    log().debug("upstream: Metadata failed ({}); retrying in {} ms", error_name(result.error()),
+                wait);
+    next_metadata_ms_ = t + wait;
+    metadata_wanted_ = true;
+    new_topic_ = false;  // the retry waits its backoff even for new topics
+    post_flush();
+    return;
+  }
+  metadata_failures_ = 0;
+  next_metadata_ms_ = t + kMetadataSpacingMs;
+  const MetadataChanges changes = metadata_.apply(*result);
+
+  for (std::int32_t id : changes.brokers_added) {
+    log().info("upstream: broker {} at {}", id, metadata_.broker(id)->to_string());
+  }
+  for (std::int32_t id : changes.brokers_removed) retire(id);
+  for (std::int32_t id : changes.brokers_moved) retire(id);
+  for (const auto& lc : changes.leader_changes) {
+    log().debug("upstream: {}-{} leader {} (epoch {}) -> {} (epoch {})", lc.topic, lc.partition,
+                lc.old_leader, lc.old_epoch, lc.new_leader, lc.new_epoch);
+  }
+  for (const std::string& topic : changes.recreated_topics) {
+    log().warn("upstream: topic '{}' has a new topic id: it was deleted and created again", topic);
+  }
+  if (changes.stale_partitions > 0) {
+    log().debug("upstream: ignored {} partitions with an older leader epoch",
+                changes.stale_partitions);
+  }
+  // Brokers are known now: the bootstrap connections can go once idle.
+  if (!metadata_.brokers().empty()) {
+    for (auto& b : bootstrap_) {
+      if (b->wanted()) b->retire();
+    }
+  }
+  // Open the way to every leader of the topics in use before the first batch.
+  for (const std::string& name : topics_) {
+    const TopicMetadata* topic = metadata_.topic(name);
+    if (!topic) continue;
+    for (const PartitionMetadata& p : topic->partitions) {
+      if (p.leader_id < 0) continue;
+      if (BrokerConnection* c = connection_for(p.leader_id)) c->connect();
+    }
+  }
+  max_age_timer_.start(static_cast<std::uint64_t>(std::max(config_.metadata_max_age_ms, 1)), 0,
+                       [this] {
+                         metadata_wanted_ = true;
+                         flush_metadata();
+                       });
+
+  if (on_metadata_ && !changes.topics.empty()) {
+    MetadataUpdate update;
+    for (const std::string& name : changes.topics) {
+      update.topics.emplace_back(name, leadership_of(*metadata_.topic(name)));
+    }
+    on_metadata_(update);
+  }
+  if (metadata_wanted_) post_flush();
+}
+
+}  // namespace pp::upstream
