@@ -1,0 +1,129 @@
+#include "daemon/producer_driver.h"
+
+#include <algorithm>
+
+namespace pp {
+
+ProducerDriver::ProducerDriver(uv_loop_t* loop, upstream::UpstreamConfig upstream_config,
+                               PipelineConfig pipeline_config, PipelineObserver* observer)
+    : loop_(loop),
+      clock_(loop),
+      upstream_(loop, upstream_config, [this](const MetadataUpdate& update) { on_metadata(update); }),
+      producer_(pipeline_config, upstream_, clock_, observer),
+      poll_soon_(loop),
+      wake_timer_(loop),
+      directory_timer_(loop),
+      request_timeout_ms_(upstream_config.request_timeout_ms) {
+  producer_.set_wakeup([this] { schedule_poll(); });
+  upstream_.set_node_ready_listener([this](std::int32_t) { schedule_poll(); });
+}
+
+ProducerDriver::~ProducerDriver() {
+  producer_.set_wakeup(nullptr);
+  upstream_.set_node_ready_listener(nullptr);
+}
+
+std::expected<void, std::string> ProducerDriver::start() {
+  auto started = upstream_.start();
+  if (!started) return started;
+  schedule_poll();
+  return {};
+}
+
+void ProducerDriver::close() { upstream_.close(); }
+
+void ProducerDriver::schedule_poll() {
+  if (poll_scheduled_) return;
+  poll_scheduled_ = true;
+  // A zero timeout runs on the next loop iteration: events of this iteration
+  // coalesce into one poll, and poll() never runs inside a callback of its own.
+  poll_soon_.start(0, 0, [this] { run_poll(); });
+}
+
+void ProducerDriver::run_poll() {
+  poll_scheduled_ = false;
+  producer_.poll();
+  const std::int64_t next = producer_.next_wakeup_ms();
+  if (next < 0) {
+    wake_timer_.stop();
+    return;
+  }
+  const std::int64_t delay = std::max<std::int64_t>(0, next - clock_.now_ms());
+  wake_timer_.start(static_cast<std::uint64_t>(delay), 0, [this] { schedule_poll(); });
+}
+
+void ProducerDriver::on_metadata(const MetadataUpdate& update) {
+  producer_.on_metadata(update);
+  answer_waiters(false);
+}
+
+// ---- TopicDirectory ----
+
+void ProducerDriver::describe(std::optional<std::vector<std::string>> topics, bool /*allow_auto_topic_creation*/,
+                              std::function<void(std::vector<TopicDescription>)> done) {
+  Waiter w;
+  // "All topics" means every topic this proxy has been asked about: the
+  // upstream is only ever asked for topics in use.
+  if (topics) {
+    w.topics = std::move(*topics);
+  } else {
+    w.topics.assign(upstream_.topics_in_use().begin(), upstream_.topics_in_use().end());
+  }
+  w.done = std::move(done);
+  w.deadline_ms = clock_.now_ms() + request_timeout_ms_;
+  std::vector<std::string> unknown;
+  for (const auto& t : w.topics) {
+    if (!upstream_.metadata().topic(t)) unknown.push_back(t);
+  }
+  if (!unknown.empty()) upstream_.request_metadata(unknown);
+  waiters_.push_back(std::move(w));
+  // Answer on a later iteration at the earliest (never inside describe()).
+  directory_timer_.start(0, 0, [this] { answer_waiters(false); });
+}
+
+bool ProducerDriver::answerable(const Waiter& w) const {
+  return std::all_of(w.topics.begin(), w.topics.end(),
+                     [this](const std::string& t) { return upstream_.metadata().topic(t) != nullptr; });
+}
+
+void ProducerDriver::answer(Waiter& w, bool final_answer) {
+  std::vector<TopicDescription> out;
+  for (const auto& name : w.topics) {
+    TopicDescription d;
+    d.name = name;
+    if (const auto* t = upstream_.metadata().topic(name)) {
+      d.error = t->error;
+      d.topic_id = t->topic_id;
+      d.partition_count = static_cast<std::int32_t>(t->partitions.size());
+    } else {
+      d.error = final_answer ? ErrorCode::kLeaderNotAvailable : ErrorCode::kUnknownTopicOrPartition;
+    }
+    out.push_back(std::move(d));
+  }
+  auto done = std::move(w.done);
+  done(std::move(out));
+}
+
+void ProducerDriver::answer_waiters(bool) {
+  const std::int64_t now = clock_.now_ms();
+  std::vector<Waiter> ready;
+  std::int64_t next_deadline = -1;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    const bool timed_out = now >= it->deadline_ms;
+    if (answerable(*it) || timed_out) {
+      ready.push_back(std::move(*it));
+      it = waiters_.erase(it);
+    } else {
+      next_deadline = next_deadline < 0 ? it->deadline_ms : std::min(next_deadline, it->deadline_ms);
+      ++it;
+    }
+  }
+  if (next_deadline >= 0) {
+    directory_timer_.start(static_cast<std::uint64_t>(next_deadline - now), 0, [this] { answer_waiters(true); });
+  }
+  // A topic still unknown at the deadline: the upstream could not be asked in
+  // time, which a client should retry (LEADER_NOT_AVAILABLE is retriable).
+  for (auto& w : ready) answer(w, !answerable(w));
+}
+
+}  // namespace pp
