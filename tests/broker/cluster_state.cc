@@ -134,6 +134,7 @@ Status ClusterState::move_leader(Partition& p, BrokerId to, std::size_t truncate
   }
   p.leader = to;
   ++p.leader_epoch;
+  log().debug("{}-{}: leader is now broker {} (leader epoch {})", p.topic, p.index, to, p.leader_epoch);
   rebuild_producer_state(p);
   return {};
 }

@@ -50,6 +50,7 @@ class PartitionProducer {
     if (!records.data || records.data->size() < record_batch_layout::kHeaderSize) return std::nullopt;
     auto header = decode_record_batch_header(*records.data);
     if (!header || header->producer_id < 0) return std::nullopt;
+    base_sequence_ = header->base_sequence;
     const int window = cluster_.retain_on(self_.id, p_);
     if (p_.watchdog.on_received(header->producer_id, window)) {
       log().warn(
@@ -60,6 +61,8 @@ class PartitionProducer {
     }
     return HeldBatch{&p_, header->producer_id};
   }
+
+  std::int32_t base_sequence() const { return base_sequence_; }  // after watch(), for logs
 
   PartitionOutcome run(const RecordsView& records, std::set<BrokerId>& leader_hints) {
     // ProduceRequest.validateRecords: v3+ carries exactly one magic-2 batch.
@@ -201,6 +204,7 @@ class PartitionProducer {
   std::int16_t acks_;
   Partition& p_;
   ProducePartitionResponse& out_;
+  std::int32_t base_sequence_ = -1;
 };
 
 }  // namespace
@@ -232,9 +236,15 @@ ProduceResult handle_produce(ClusterState& cluster, BrokerId self, const Produce
         const std::int64_t end_before = p.log.log_end_offset();
         outcome = producer.run(pd.records, leader_hints);
         if (p.log.log_end_offset() != end_before) ++result.appended_batches;
-        if (outcome.error != ErrorCode::kNone && outcome.error != ErrorCode::kNotLeaderOrFollower) {
+        if (outcome.error == ErrorCode::kNotLeaderOrFollower) {
+          log().trace("{}-{} on broker {}: seq {}: not the leader (broker {} is, epoch {})", p.topic,
+                      p.index, self, producer.base_sequence(), p.leader, p.leader_epoch);
+        } else if (outcome.error != ErrorCode::kNone) {
           log().debug("{}-{} on broker {}: {} ({})", p.topic, p.index, self, error_name(outcome.error),
                       outcome.reason);
+        } else {
+          log().trace("{}-{} on broker {}: seq {}: appended or deduplicated at offset {}", p.topic,
+                      p.index, self, producer.base_sequence(), pr.base_offset);
         }
       }
       if (outcome.error != ErrorCode::kNone) {

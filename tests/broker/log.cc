@@ -2,6 +2,8 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <cstdlib>
+
 namespace pp::test_broker {
 
 spdlog::logger& log() {
@@ -10,7 +12,9 @@ spdlog::logger& log() {
     auto l = std::make_shared<spdlog::logger>("test-cluster",
                                               std::make_shared<spdlog::sinks::stderr_sink_mt>());
     l->set_pattern("%H:%M:%S.%e test-cluster %l: %v");
-    l->set_level(spdlog::level::info);
+    // PP_TEST_CLUSTER_LOG=debug shows every refused batch and every dedup.
+    const char* level = std::getenv("PP_TEST_CLUSTER_LOG");
+    l->set_level(level ? spdlog::level::from_str(level) : spdlog::level::info);
     return l;
   }();
   return *logger;

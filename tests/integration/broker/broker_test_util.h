@@ -33,7 +33,7 @@ inline Bytes make_batch(const BatchSpec& s) {
   RecordBatchBuilder builder(o);
   for (int i = 0; i < s.records; ++i) {
     const std::string key = "k" + std::to_string(i);
-    const std::string value = s.value_prefix + std::to_string(s.sequence + i);
+    const std::string value = s.value_prefix + std::to_string(std::int64_t{s.sequence} + i);
     builder.append(s.timestamp + i, as_bytes(key), as_bytes(value));
   }
   return builder.build();

@@ -240,7 +240,8 @@ TEST_F(ClusterOverSockets, DropWithCloseAndMidRequestDisconnects) {
   auto retry = produce_via(c, "t5", 0, {.sequence = 1}, 9);
   ASSERT_TRUE(retry);
   EXPECT_EQ(retry->base_offset, 1);  // recognised
-  const auto* p = cluster_.stats().find("t5", 0);
+  const ClusterStats stats = cluster_.stats();
+  const auto* p = stats.find("t5", 0);
   EXPECT_EQ(p->duplicates, 1);
   EXPECT_EQ(p->max_inflight, 1);  // nothing stayed held after the cuts
 }
