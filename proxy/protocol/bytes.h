@@ -1,6 +1,7 @@
 // Byte containers shared by every codec: owned buffers and borrowed views.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
