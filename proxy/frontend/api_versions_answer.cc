@@ -1,0 +1,57 @@
+#include "proxy/frontend/api_versions_answer.h"
+
+#include <algorithm>
+
+#include "proxy/protocol/api_registry.h"
+#include "proxy/protocol/codec.h"
+
+namespace pp {
+namespace {
+
+// What the front end's handlers take, before intersecting with the codec.
+std::optional<Versions> handled_versions(ApiKey key) {
+  switch (key) {
+    case ApiKey::kProduce: return Versions{0, kFrontendMaxProduceVersion};
+    case ApiKey::kMetadata: return Versions{0, kMaxVersion};
+    case ApiKey::kApiVersions: return Versions{0, kMaxVersion};
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<Versions> served_versions(ApiKey key) {
+  const auto handled = handled_versions(key);
+  const ApiSpec* spec = find_api(key);
+  if (!handled || !spec) return std::nullopt;
+  const Versions v{std::max(handled->min, spec->versions.min), std::min(handled->max, spec->versions.max)};
+  if (v.empty()) return std::nullopt;
+  return v;
+}
+
+std::vector<ApiVersionRange> served_api_ranges() {
+  std::vector<ApiVersionRange> out;
+  for (const ApiSpec& spec : described_apis()) {
+    if (auto v = served_versions(spec.key)) {
+      ApiVersionRange& r = out.emplace_back();
+      r.api_key = static_cast<std::int16_t>(spec.key);
+      r.min_version = v->min;
+      r.max_version = v->max;
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.api_key < b.api_key; });
+  return out;
+}
+
+Bytes answer_api_versions(std::int32_t correlation_id, std::int16_t request_version) {
+  ApiVersionsResponse response;
+  response.api_keys = served_api_ranges();
+  const auto served = served_versions(ApiKey::kApiVersions);
+  if (!served || !served->contains(request_version)) {
+    response.error_code = ErrorCode::kUnsupportedVersion;
+    return encode_response_frame(correlation_id, 0, response);
+  }
+  return encode_response_frame(correlation_id, request_version, response);
+}
+
+}  // namespace pp

@@ -1,0 +1,39 @@
+// ApiVersions (KIP-35, KIP-511): what the front end answers with. The table
+// is the registry's described ranges (api_registry.h) intersected with what
+// the front end serves, so ApiVersions can never advertise a version the
+// handlers can't decode.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "proxy/protocol/api_key.h"
+#include "proxy/protocol/bytes.h"
+#include "proxy/protocol/messages/api_versions.h"
+#include "proxy/protocol/schema.h"
+
+namespace pp {
+
+// The highest Produce version the front end decodes. v13 names topics by id
+// (KIP-516), which the proxy can't map to upstream names yet; v9-v12 requests
+// differ from v9 only in what the broker may answer.
+inline constexpr std::int16_t kFrontendMaxProduceVersion = 12;
+
+// The versions the front end serves for `key`, or nullopt when it serves none
+// (every other API gets the protocol's error answer or a close).
+// Produce starts at v0 even though Kafka 4 no longer takes it: older
+// librdkafka turns compression off unless Produce v0 is listed (KAFKA-18659),
+// and v0-2 clients are who the proxy is for.
+std::optional<Versions> served_versions(ApiKey key);
+
+// Ordered by api key, for the ApiVersions answer.
+std::vector<ApiVersionRange> served_api_ranges();
+
+// The whole response frame for an ApiVersions request. A version outside our
+// range gets UNSUPPORTED_VERSION in the v0 layout with our ranges, so the
+// client can retry at a version we list (KIP-511; Kafka's
+// ApiVersionsRequest.getErrorResponse).
+Bytes answer_api_versions(std::int32_t correlation_id, std::int16_t request_version);
+
+}  // namespace pp

@@ -1,0 +1,107 @@
+// One client connection: framing (max_request_bytes from the size prefix),
+// requests dispatched in arrival order, and responses written strictly in
+// request order whatever order their answers complete in (the protocol
+// guide's promise, which clients rely on to match correlation ids).
+//
+// Each request that will be answered reserves a slot in a queue; a response
+// is written when its slot and every earlier one are filled. A failed stream
+// (oversize or malformed frame, unknown API) stops reading at once and closes
+// once the earlier requests' responses are written, so a client pipelining
+// requests does not lose answers to requests that were fine (and then retry
+// records that were in fact delivered).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "proxy/frontend/frontend_context.h"
+#include "proxy/net/tcp.h"
+#include "proxy/protocol/frame.h"
+
+namespace pp {
+
+class ClientSession;
+
+// A reserved place in a session's response order. Filling it after the
+// session closed (the client left, the front end stopped) does nothing: the
+// records a request submitted are the sink's and are delivered anyway.
+class ResponseSlot {
+ public:
+  ResponseSlot() = default;
+  ResponseSlot(std::weak_ptr<ClientSession> session, std::uint64_t seq)
+      : session_(std::move(session)), seq_(seq) {}
+
+  void send(Bytes frame) const;
+  // The session, while it is open.
+  std::shared_ptr<ClientSession> session() const;
+
+ private:
+  std::weak_ptr<ClientSession> session_;
+  std::uint64_t seq_ = 0;
+};
+
+class ClientSession : public std::enable_shared_from_this<ClientSession> {
+ public:
+  ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection, std::uint64_t id);
+  ClientSession(const ClientSession&) = delete;
+  ClientSession& operator=(const ClientSession&) = delete;
+
+  void start();
+  // Back-pressure changed (context().paused): start or stop reading.
+  void update_reading();
+  // Stop reading now; close once every earlier response is written.
+  void close_after_pending(const std::string& reason);
+  // Close at once, dropping unwritten responses (front end stopping).
+  void close_now();
+
+  ResponseSlot reserve_response();
+  void fill(std::uint64_t seq, Bytes frame);
+
+  // No bytes either way for idle_timeout_ms and nothing owed to the client.
+  bool idle(std::uint64_t now_ms) const;
+
+  std::uint64_t id() const { return id_; }
+  const std::string& peer() const { return peer_; }
+  // "peer 127.0.0.1:5555 (client_id kcat)" once a header named it.
+  std::string describe() const;
+  void set_client_id(const std::optional<std::string>& client_id);
+  bool closed() const { return closed_; }
+  std::size_t pending_responses() const { return pending_.size(); }
+  FrontendContext& context() { return *context_; }
+  std::shared_ptr<FrontendContext> shared_context() const { return context_; }
+
+ private:
+  struct Pending {
+    std::optional<Bytes> frame;  // filled: ready to write once it reaches the front
+  };
+
+  void on_data(ByteView data);
+  void on_peer_closed(int status);
+  void process_frames();
+  bool can_process() const;
+  void apply_read_state();
+  void schedule_processing();
+  void flush();
+  void finish_close();
+
+  std::shared_ptr<FrontendContext> context_;
+  net::TcpConnection connection_;
+  std::uint64_t id_;
+  std::string peer_;
+  std::string client_id_;
+  FrameReader reader_;
+  std::deque<Pending> pending_;
+  std::uint64_t first_pending_seq_ = 0;  // seq of pending_.front()
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t last_activity_ms_ = 0;
+  std::optional<std::string> stream_failure_;  // frames after this point are unusable
+  bool processing_ = false;
+  bool processing_scheduled_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace pp

@@ -1,0 +1,179 @@
+#include "proxy/frontend/frontend.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "proxy/frontend/client_session.h"
+#include "proxy/frontend/frontend_context.h"
+#include "proxy/frontend/log.h"
+
+namespace pp {
+
+Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, TopicDirectory& topics,
+                   FrontendObserver* observer)
+    : loop_(loop),
+      context_(std::make_shared<FrontendContext>(loop, std::move(config), sink, topics,
+                                                 observer ? *observer : default_observer_)) {
+  context_->after_submit = [this] { maybe_pause(); };
+  context_->session_closed = [this](std::uint64_t id) { forget(id); };
+  context_->defer = [this](std::function<void()> fn) { defer(std::move(fn)); };
+  deferred_timer_ = net::Timer(loop_);
+}
+
+Frontend::~Frontend() {
+  stop();
+  // A late sink callback must not reach a destroyed front end.
+  context_->sink.set_memory_available_listener(nullptr);
+}
+
+std::expected<void, std::string> Frontend::start() {
+  const FrontendConfig& config = context_->config;
+  auto listener = net::TcpListener::listen(loop_, config.listen_address,
+                                           [this](net::TcpConnection c) { on_accept(std::move(c)); });
+  if (!listener) return std::unexpected(listener.error());
+  listener_ = std::move(*listener);
+  context_->stopped = false;
+
+  context_->advertised.host =
+      config.advertised_address.host.empty() ? config.listen_address.host : config.advertised_address.host;
+  context_->advertised.port = config.advertised_address.port != 0 ? config.advertised_address.port : listener_.port();
+
+  // Called from inside the sink's own completion path: resume on the next
+  // loop turn, so the requests that resuming answers don't re-enter it.
+  context_->sink.set_memory_available_listener([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.lock()) defer([this] { resume(); });
+  });
+
+  // Idle connections are found by a sweep rather than a timer per client: one
+  // timer however many clients, at a quarter of the timeout (at most 1 s late).
+  const auto period = static_cast<std::uint64_t>(std::clamp<std::int64_t>(config.idle_timeout_ms / 4, 10, 1000));
+  sweep_timer_ = net::Timer(loop_);
+  sweep_timer_.start(period, period, [this] { sweep(); });
+
+  frontend::log().info("listening for Kafka clients on {} (advertised as {}:{}), max {} connections",
+                       net::HostPort{config.listen_address.host, port()}.to_string(), context_->advertised.host,
+                       context_->advertised.port, config.max_connections);
+  return {};
+}
+
+void Frontend::stop() {
+  if (context_->stopped) return;
+  context_->stopped = true;
+  listener_.close();
+  sweep_timer_ = net::Timer();
+  deferred_.clear();
+  for (auto& s : sessions_in_turn()) s->close_now();
+  sessions_.clear();
+  if (context_->paused) {
+    context_->counters.backpressure_ms_total += uv_now(loop_) - context_->paused_since_ms;
+    context_->paused = false;
+    context_->counters.backpressure_active = false;
+    context_->observer.on_backpressure(false);
+  }
+}
+
+std::uint16_t Frontend::port() const { return listener_.port(); }
+
+const FrontendCounters& Frontend::counters() const { return context_->counters; }
+
+bool Frontend::backpressure_active() const { return context_->paused; }
+
+void Frontend::on_accept(net::TcpConnection connection) {
+  FrontendContext& ctx = *context_;
+  if (ctx.stopped) return;
+  if (sessions_.size() >= ctx.config.max_connections) {
+    ++ctx.counters.connections_refused_total;
+    frontend::log().warn("refusing client {}: max_connections ({}) reached", connection.peer_name(),
+                         ctx.config.max_connections);
+    connection.close();
+    return;
+  }
+  const std::uint64_t id = next_session_id_++;
+  auto session = std::make_shared<ClientSession>(context_, std::move(connection), id);
+  sessions_.emplace(id, session);
+  ++ctx.counters.connections_accepted_total;
+  ctx.counters.client_connections = static_cast<std::int64_t>(sessions_.size());
+  ctx.observer.on_client_connections(ctx.counters.client_connections);
+  frontend::log().debug("{} connected", session->describe());
+  session->start();
+}
+
+void Frontend::forget(std::uint64_t session_id) {
+  if (sessions_.erase(session_id) == 0) return;
+  context_->counters.client_connections = static_cast<std::int64_t>(sessions_.size());
+  context_->observer.on_client_connections(context_->counters.client_connections);
+}
+
+// After runs were submitted: at or over the sink's budget, stop reading from
+// every client (rule of the house 5) until the sink says memory is back.
+void Frontend::maybe_pause() {
+  FrontendContext& ctx = *context_;
+  if (ctx.paused || ctx.stopped || !ctx.sink.over_memory_budget()) return;
+  ctx.paused = true;
+  ctx.paused_since_ms = uv_now(loop_);
+  ctx.counters.backpressure_active = true;
+  ++ctx.counters.backpressure_pauses_total;
+  ctx.observer.on_backpressure(true);
+  frontend::log().info("back-pressure: the pipeline is over its memory budget, pausing reads from {} clients",
+                       sessions_.size());
+  for (auto& [id, s] : sessions_) s->update_reading();
+}
+
+void Frontend::resume() {
+  FrontendContext& ctx = *context_;
+  if (!ctx.paused) return;
+  const std::uint64_t paused_ms = uv_now(loop_) - ctx.paused_since_ms;
+  ctx.paused = false;
+  ctx.counters.backpressure_active = false;
+  ctx.counters.backpressure_ms_total += paused_ms;
+  ctx.observer.on_backpressure(false);
+  frontend::log().info("back-pressure over after {} ms, resuming reads", paused_ms);
+  // Resuming a client answers the frames it had buffered, which may pause
+  // everyone again; stop going round then.
+  for (auto& s : sessions_in_turn()) {
+    if (ctx.paused) break;
+    s->update_reading();
+  }
+}
+
+void Frontend::sweep() {
+  const std::uint64_t now = uv_now(loop_);
+  for (auto& s : sessions_in_turn()) {
+    if (s->idle(now)) {
+      frontend::log().info("closing {}: idle for {} ms", s->describe(), context_->config.idle_timeout_ms);
+      s->close_now();
+      continue;
+    }
+    // A client whose unread responses had stopped its reads may have drained.
+    s->update_reading();
+  }
+}
+
+// A snapshot (sessions may close while we go round), starting one further
+// each time so no client is always first to resume or last to be served.
+std::vector<std::shared_ptr<ClientSession>> Frontend::sessions_in_turn() {
+  std::vector<std::shared_ptr<ClientSession>> out;
+  out.reserve(sessions_.size());
+  for (auto& [id, s] : sessions_) out.push_back(s);
+  if (!out.empty()) {
+    std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(next_first_session_ % out.size()), out.end());
+    ++next_first_session_;
+  }
+  return out;
+}
+
+void Frontend::defer(std::function<void()> fn) {
+  if (context_->stopped) return;
+  deferred_.push_back(std::move(fn));
+  if (!deferred_timer_.active()) deferred_timer_.start(0, 0, [this] { run_deferred(); });
+}
+
+void Frontend::run_deferred() {
+  // Work deferred while these run waits for the next turn (bounded: each
+  // session defers at most one processing pass at a time).
+  std::vector<std::function<void()>> now;
+  now.swap(deferred_);
+  for (auto& fn : now) fn();
+}
+
+}  // namespace pp

@@ -1,0 +1,81 @@
+// The legacy-client front end (issue 5): a listener on the loop that looks
+// like a one-broker Kafka to its clients. It answers ApiVersions and Metadata
+// itself, turns Produce into per-partition record runs for the RecordSink
+// (the idempotent pipeline), answers in request order per connection, and
+// stops reading from every client while the sink is over its memory budget.
+//
+// Usage (daemon, on the loop thread):
+//   Frontend frontend(loop, config, producer, topic_directory, &observer);
+//   if (auto ok = frontend.start(); !ok) { /* bind failed: ok.error() */ }
+//   ...
+//   frontend.stop();  // stop accepting and close clients; the sink keeps their runs
+//
+// The front end takes the sink's memory-available listener for itself
+// (RecordSink::set_memory_available_listener). Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "proxy/frontend/frontend_config.h"
+#include "proxy/frontend/frontend_observer.h"
+#include "proxy/frontend/topic_directory.h"
+#include "proxy/net/tcp.h"
+#include "proxy/net/timer.h"
+#include "proxy/pipeline/record_sink.h"
+
+namespace pp {
+
+struct FrontendContext;
+class ClientSession;
+
+class Frontend {
+ public:
+  // `sink`, `topics` and `observer` (may be null) must outlive the front end.
+  Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, TopicDirectory& topics,
+           FrontendObserver* observer = nullptr);
+  ~Frontend();
+  Frontend(const Frontend&) = delete;
+  Frontend& operator=(const Frontend&) = delete;
+
+  // Binds and listens on config.listen_address; the error names the address.
+  std::expected<void, std::string> start();
+  // Stops accepting, closes every client (unwritten answers are dropped; the
+  // sink keeps and delivers the runs it took). Idempotent.
+  void stop();
+
+  std::uint16_t port() const;  // the bound port (listen on port 0 in tests)
+  const FrontendCounters& counters() const;
+  std::size_t open_connections() const { return sessions_.size(); }
+  bool backpressure_active() const;
+
+ private:
+  void on_accept(net::TcpConnection connection);
+  void forget(std::uint64_t session_id);
+  void maybe_pause();
+  void resume();
+  void sweep();
+  void defer(std::function<void()> fn);
+  void run_deferred();
+  std::vector<std::shared_ptr<ClientSession>> sessions_in_turn();
+
+  uv_loop_t* loop_;
+  FrontendObserver default_observer_;
+  std::shared_ptr<FrontendContext> context_;
+  net::TcpListener listener_;
+  net::Timer sweep_timer_;
+  net::Timer deferred_timer_;
+  std::vector<std::function<void()>> deferred_;
+  std::size_t next_first_session_ = 0;  // rotates who resumes first
+  std::unordered_map<std::uint64_t, std::shared_ptr<ClientSession>> sessions_;
+  std::uint64_t next_session_id_ = 1;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace pp

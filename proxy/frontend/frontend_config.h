@@ -1,0 +1,40 @@
+// The [listener] settings of INTERFACES.md that the front end uses, plus the
+// front end's own bounds (rule of the house 5) with defaults no operator
+// should need to touch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "proxy/net/tcp.h"
+
+namespace pp {
+
+struct FrontendConfig {
+  // listener.address: where legacy clients connect (loopback by default).
+  net::HostPort listen_address{"127.0.0.1", 9092};
+  // listener.advertised_address: the one broker Metadata names. An empty host
+  // means the listen host; port 0 means the port actually bound (useful when
+  // listening on port 0 in tests).
+  net::HostPort advertised_address{"", 0};
+  std::size_t max_connections = 1024;
+  // Checked from the 4-byte size prefix, before any of the frame is buffered.
+  std::size_t max_request_bytes = 104857600;
+  // A connection with no bytes in either direction and nothing pending for
+  // this long is closed (Kafka's connections.max.idle.ms).
+  std::int64_t idle_timeout_ms = 600000;
+
+  // Requests read from one connection and not yet answered. Kafka brokers read
+  // one request per connection at a time; we allow pipelining (a client's
+  // max.in.flight) but bound it, so one client cannot queue unbounded work.
+  std::size_t max_pending_requests_per_connection = 128;
+  // Responses queued to a client that does not read them: over this, stop
+  // reading its requests until the socket drains.
+  std::size_t max_write_queue_bytes = 8 * 1048576;
+  // Cap on the bytes one request's compressed record sets may decompress to,
+  // all partitions together (a decompression bomb stops here, as
+  // MESSAGE_TOO_LARGE for the partition that crossed it).
+  std::size_t max_decompressed_bytes_per_request = 256 * 1048576;
+};
+
+}  // namespace pp

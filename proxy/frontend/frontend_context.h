@@ -1,0 +1,51 @@
+// What the listener, the client sessions and the request handlers share. Owned
+// by Frontend; sessions keep it alive with a shared_ptr so a session still
+// finishing a callback after the front end stopped never sees it freed.
+// Loop thread only (rule of the house 1).
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "proxy/frontend/frontend_config.h"
+#include "proxy/frontend/frontend_observer.h"
+#include "proxy/frontend/metadata_answer.h"
+#include "proxy/frontend/topic_directory.h"
+#include "proxy/pipeline/record_sink.h"
+
+namespace pp {
+
+struct FrontendContext {
+  FrontendContext(uv_loop_t* l, FrontendConfig c, RecordSink& s, TopicDirectory& t, FrontendObserver& o)
+      : loop(l), config(std::move(c)), sink(s), topics(t), observer(o) {}
+
+  uv_loop_t* loop;
+  FrontendConfig config;
+  RecordSink& sink;
+  TopicDirectory& topics;
+  FrontendObserver& observer;
+  FrontendCounters counters;
+  AdvertisedBroker advertised;  // resolved once the listener is bound
+  bool stopped = false;         // the front end is gone: handlers answer nothing more
+
+  // Back-pressure state, driven by Frontend.
+  bool paused = false;
+  std::uint64_t paused_since_ms = 0;
+
+  // Milliseconds of back-pressure so far, the running pause included. A
+  // request's throttle_time_ms is how much of this accrued while it was held.
+  std::uint64_t backpressure_ms() const {
+    return counters.backpressure_ms_total + (paused ? uv_now(loop) - paused_since_ms : 0);
+  }
+
+  // Hooks into Frontend.
+  std::function<void()> after_submit;                 // may pause all clients
+  std::function<void(std::uint64_t)> session_closed;  // forget the session
+  // Runs `fn` on a later loop turn, outside whatever callback we are in (the
+  // sink's completions must not see a submit() re-entering them).
+  std::function<void(std::function<void()>)> defer;
+};
+
+}  // namespace pp

@@ -1,0 +1,46 @@
+// What the front end reports as it works, for the metrics layer (issue 7;
+// INTERFACES.md client_* / records_received / backpressure_active). The
+// counters are also kept as plain numbers (FrontendCounters) for tests and a
+// pull-style exporter. Called on the loop thread, per request or per event,
+// never per record.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "proxy/protocol/api_key.h"
+
+namespace pp {
+
+class FrontendObserver {
+ public:
+  virtual ~FrontendObserver() = default;
+
+  virtual void on_client_connections(std::int64_t /*open*/) {}
+  // A request whose header was read, by api and version (unknown apis too).
+  virtual void on_request(ApiKey /*api*/, std::int16_t /*version*/) {}
+  // Records accepted from a client and handed to the pipeline.
+  virtual void on_records_received(std::int64_t /*records*/, std::int64_t /*bytes*/) {}
+  virtual void on_backpressure(bool /*active*/) {}
+  // A Produce request from receipt to its response queued on the socket
+  // (acks 1/-1), or to its records' submission (acks 0).
+  virtual void on_produce_done(std::int16_t /*acks*/, std::int64_t /*duration_ms*/) {}
+};
+
+struct FrontendCounters {
+  std::int64_t client_connections = 0;  // open now
+  std::uint64_t connections_accepted_total = 0;
+  std::uint64_t connections_refused_total = 0;  // over max_connections
+  std::uint64_t connections_closed_for_errors_total = 0;
+  // (api key, version) -> requests. Only (api, version) pairs we describe get
+  // their own entry, so a peer cannot grow this map; the rest count as (-1, -1).
+  std::map<std::pair<std::int16_t, std::int16_t>, std::uint64_t> requests_total;
+  std::uint64_t records_received_total = 0;
+  std::uint64_t received_bytes_total = 0;
+  bool backpressure_active = false;
+  std::uint64_t backpressure_pauses_total = 0;
+  std::uint64_t backpressure_ms_total = 0;  // completed pauses only
+};
+
+}  // namespace pp

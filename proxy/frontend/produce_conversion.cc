@@ -1,0 +1,179 @@
+#include "proxy/frontend/produce_conversion.h"
+
+#include <optional>
+
+#include "proxy/records/message_set.h"
+#include "proxy/records/record_batch.h"
+
+namespace pp {
+namespace {
+
+// Keeps alive everything a run's views point into: the client's frame (plain
+// records) and the decoded sets (their decompressed buffers).
+struct RunStorage {
+  std::shared_ptr<const Bytes> frame;
+  std::vector<RecordBatchView> batches;
+  std::optional<MessageSetView> message_set;
+};
+
+struct EntryError {
+  ErrorCode error;
+  std::string message;
+};
+
+EntryError from_decode_error(const DecodeError& e) {
+  std::string message = "records: " + e.describe();
+  switch (e.kind) {
+    case DecodeErrorKind::kTooLarge:
+      return {ErrorCode::kMessageTooLarge, std::move(message)};
+    case DecodeErrorKind::kUnsupported:
+      if (e.field.find("compression") != std::string::npos) {
+        return {ErrorCode::kUnsupportedCompressionType, std::move(message)};
+      }
+      if (e.field.find("magic") != std::string::npos) return {ErrorCode::kInvalidRecord, std::move(message)};
+      return {ErrorCode::kCorruptMessage, std::move(message)};
+    default:
+      return {ErrorCode::kCorruptMessage, std::move(message)};
+  }
+}
+
+std::size_t decompressed_size(const RecordBatchView& batch) {
+  // Records of a compressed batch point into its own buffer; the sum of their
+  // payloads is a lower bound of that buffer, close enough for accounting.
+  if (batch.header().compression().value_or(CompressionCodec::kNone) == CompressionCodec::kNone) return 0;
+  std::size_t n = 0;
+  for (const auto& r : batch.records()) {
+    n += (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0) + 8;
+    for (const auto& h : r.headers) n += h.key.size() + (h.value ? h.value->size() : 0);
+  }
+  return n;
+}
+
+// Produce v3+: one or more RecordBatch v2 back to back. Kafka insists on
+// exactly one (ProduceRequest.validateRecords); several are taken here as one
+// run, in order, since nothing is lost by it.
+std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, RecordRun& run,
+                                          std::size_t& budget) {
+  auto split = split_record_batches(set);
+  if (!split) return from_decode_error(split.error());
+  if (split->has_partial()) {
+    return EntryError{ErrorCode::kCorruptMessage,
+                      "records: a batch is cut short at offset " + std::to_string(split->partial_offset)};
+  }
+  if (split->batches.empty()) {
+    return EntryError{ErrorCode::kInvalidRecord, "Produce v3+ needs a record batch per partition"};
+  }
+  for (ByteView wire : split->batches) {
+    if (wire.size() > record_batch_layout::kMagic && wire[record_batch_layout::kMagic] != kRecordBatchMagic) {
+      return EntryError{ErrorCode::kInvalidRecord, "Produce v3+ carries only RecordBatch v2 (magic 2)"};
+    }
+    RecordBatchReadOptions read;
+    read.max_decompressed_bytes = budget;
+    auto batch = decode_record_batch(wire, read);
+    if (!batch) return from_decode_error(batch.error());
+    const RecordBatchHeader& h = batch->header();
+    if (h.is_transactional() || h.is_control()) {
+      return EntryError{ErrorCode::kTransactionalIdAuthorizationFailed,
+                        "produce-proxy does not run transactions (transactional or control batch)"};
+    }
+    const std::size_t inflated = decompressed_size(*batch);
+    budget -= std::min(budget, inflated);
+    run.size_bytes += inflated;
+    for (const RecordView& r : batch->records()) {
+      RunRecord& out = run.records.emplace_back();
+      out.timestamp_ms = h.timestamp_type() == TimestampType::kCreateTime ? batch->timestamp_of(r) : -1;
+      out.key = r.key;
+      out.value = r.value;
+      out.headers = r.headers;
+    }
+    storage.batches.push_back(std::move(*batch));
+  }
+  return std::nullopt;
+}
+
+// Produce v0-2: a legacy MessageSet of magic 0/1 messages, wrappers unwrapped.
+std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage, RecordRun& run,
+                                              std::size_t& budget) {
+  MessageSetReadOptions read;
+  read.max_decompressed_bytes = budget;
+  read.trailing_partial = TrailingPartial::kReject;
+  auto decoded = decode_message_set(set, read);
+  if (!decoded) return from_decode_error(decoded.error());
+  std::size_t inflated = 0;
+  run.records.reserve(decoded->records().size());
+  for (const LegacyRecordView& r : decoded->records()) {
+    RunRecord& out = run.records.emplace_back();
+    // Magic 0 has no timestamp: -1 here, the pipeline stamps the receive time
+    // (PIPELINE.md decision 7). A client's LogAppendTime is the broker's to set.
+    out.timestamp_ms = (r.timestamp && r.timestamp_type == TimestampType::kCreateTime) ? *r.timestamp : -1;
+    out.key = r.key;
+    out.value = r.value;
+    if (r.wrapper_codec != CompressionCodec::kNone) {
+      inflated += (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0) + 26;
+    }
+  }
+  budget -= std::min(budget, inflated);
+  run.size_bytes += inflated;
+  storage.message_set.emplace(std::move(*decoded));
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_legal_topic_name(std::string_view name) {
+  if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+ProduceConversion convert_produce_request(const ProduceRequest& request, std::int16_t version,
+                                          std::shared_ptr<const Bytes> frame,
+                                          const ProduceConversionOptions& options) {
+  ProduceConversion out;
+  std::size_t budget = options.max_decompressed_bytes;
+  for (const ProduceTopicData& topic : request.topic_data) {
+    for (const ProducePartitionData& partition : topic.partition_data) {
+      PartitionProduce& entry = out.partitions.emplace_back();
+      entry.topic = topic.name;
+      entry.partition = partition.index;
+      const ByteView set = partition.records.data.value_or(ByteView{});
+      entry.wire_bytes = set.size();
+
+      std::optional<EntryError> error;
+      if (request.transactional_id) {
+        error = EntryError{ErrorCode::kTransactionalIdAuthorizationFailed,
+                           "produce-proxy does not run transactions (transactional_id is set)"};
+      } else if (!is_legal_topic_name(topic.name)) {
+        error = EntryError{ErrorCode::kInvalidTopicException, "topic name is not legal in Kafka"};
+      }
+      auto storage = std::make_shared<RunStorage>();
+      storage->frame = frame;
+      if (!error) {
+        if (version >= 3) {
+          error = convert_batches(set, *storage, entry.run, budget);
+        } else if (!set.empty()) {
+          error = convert_message_set(set, *storage, entry.run, budget);
+        }
+      }
+      if (error) {
+        entry.error = error->error;
+        entry.error_message = std::move(error->message);
+        entry.run = RecordRun{};
+        continue;
+      }
+      // What the run holds in memory: the client's bytes it keeps alive, what
+      // was decompressed (added above), and the per-record views.
+      entry.run.size_bytes += set.size() + entry.run.records.size() * sizeof(RunRecord);
+      entry.run.storage = std::move(storage);
+      out.records += entry.run.records.size();
+      out.wire_bytes += set.size();
+    }
+  }
+  return out;
+}
+
+}  // namespace pp

@@ -1,0 +1,160 @@
+#include "proxy/frontend/produce_handler.h"
+
+#include "proxy/frontend/client_session.h"
+#include "proxy/frontend/log.h"
+#include "proxy/frontend/produce_conversion.h"
+#include "proxy/protocol/codec.h"
+
+namespace pp {
+namespace {
+
+// One acks 1/-1 request waiting for its partitions' results. Held by the
+// completions; answers through its slot when the last one arrives.
+struct PendingProduce {
+  ResponseSlot slot;
+  std::int16_t version = 0;
+  std::int16_t acks = 1;
+  std::int32_t correlation_id = 0;
+  std::uint64_t received_ms = 0;
+  std::uint64_t backpressure_ms_at_receive = 0;
+  std::shared_ptr<FrontendContext> context;
+  ProduceResponse response;
+  // Flat entry index -> (topic, partition) position in `response`.
+  std::vector<std::pair<std::size_t, std::size_t>> positions;
+  std::size_t outstanding = 0;
+
+  ProducePartitionResponse& entry(std::size_t i) {
+    return response.responses[positions[i].first].partition_responses[positions[i].second];
+  }
+
+  void set_result(std::size_t i, ErrorCode error, const RunResult* result, std::string_view message) {
+    ProducePartitionResponse& p = entry(i);
+    p.error_code = error;
+    if (result && error == ErrorCode::kNone) {
+      p.base_offset = result->base_offset;
+      p.log_append_time_ms = result->log_append_time_ms;
+      p.log_start_offset = result->log_start_offset;
+    } else {
+      p.base_offset = -1;
+      if (result) p.log_start_offset = result->log_start_offset;
+      if (error != ErrorCode::kNone && !message.empty()) p.error_message = std::string(message);
+    }
+  }
+
+  void finish() {
+    FrontendContext& ctx = *context;
+    // throttle_time_ms (v1+): how long back-pressure held this request, so a
+    // client that honours it (KIP-219) slows down instead of piling on.
+    const std::uint64_t held = ctx.backpressure_ms() - backpressure_ms_at_receive;
+    if (held > 0 || ctx.paused) {
+      response.throttle_time_ms = static_cast<std::int32_t>(std::clamp<std::uint64_t>(held, 1, INT32_MAX));
+    }
+    ctx.observer.on_produce_done(acks, static_cast<std::int64_t>(uv_now(ctx.loop) - received_ms));
+    slot.send(encode_response_frame(correlation_id, version, response));
+  }
+};
+
+bool valid_acks(std::int16_t acks) { return acks == 0 || acks == 1 || acks == -1; }
+
+}  // namespace
+
+void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const Bytes> frame,
+                    WireReader& body) {
+  FrontendContext& ctx = session.context();
+  const std::int16_t version = header.api_version;
+  auto request = decode_body<ProduceRequest>(body, version);
+  if (!request) {
+    session.close_after_pending("malformed Produce v" + std::to_string(version) +
+                                " request: " + request.error().describe());
+    return;
+  }
+
+  ProduceConversionOptions options;
+  options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
+  // An invalid acks submits nothing: every entry is answered INVALID_REQUIRED_ACKS.
+  ProduceConversion converted;
+  if (valid_acks(request->acks)) converted = convert_produce_request(*request, version, frame, options);
+  frame.reset();
+
+  for (const PartitionProduce& p : converted.partitions) {
+    if (p.error != ErrorCode::kNone) {
+      frontend::log().warn("{}: Produce v{} to {}-{} refused with {}: {}", session.describe(), version, p.topic,
+                           p.partition, error_name(p.error), p.error_message);
+    }
+  }
+  ctx.counters.records_received_total += converted.records;
+  ctx.counters.received_bytes_total += converted.wire_bytes;
+  ctx.observer.on_records_received(static_cast<std::int64_t>(converted.records),
+                                   static_cast<std::int64_t>(converted.wire_bytes));
+
+  if (request->acks == 0) {
+    // No answer, but the records are still delivered (rule of the house 6).
+    bool refused = false;
+    for (PartitionProduce& p : converted.partitions) {
+      if (p.error != ErrorCode::kNone) {
+        refused = true;
+      } else if (!p.run.records.empty()) {
+        ctx.sink.submit(p.topic, p.partition, std::move(p.run), [topic = p.topic, partition = p.partition](const RunResult& r) {
+          if (r.error != ErrorCode::kNone) {
+            frontend::log().debug("acks=0 records for {}-{} failed upstream: {}", topic, partition, error_name(r.error));
+          }
+        });
+      }
+    }
+    ctx.observer.on_produce_done(0, 0);
+    // As a broker does for acks=0: an entry it refused closes the connection,
+    // the only way such a client learns something is wrong.
+    if (refused) session.close_after_pending("acks=0 Produce request had refused partitions");
+    if (ctx.after_submit) ctx.after_submit();
+    return;
+  }
+
+  auto pending = std::make_shared<PendingProduce>();
+  pending->slot = session.reserve_response();
+  pending->version = version;
+  pending->acks = request->acks;
+  pending->correlation_id = header.correlation_id;
+  pending->received_ms = uv_now(ctx.loop);
+  pending->backpressure_ms_at_receive = ctx.backpressure_ms();
+  pending->context = session.shared_context();
+  for (const ProduceTopicData& t : request->topic_data) {
+    ProduceTopicResponse& topic = pending->response.responses.emplace_back();
+    topic.name = t.name;
+    topic.topic_id = t.topic_id;
+    for (const ProducePartitionData& p : t.partition_data) {
+      topic.partition_responses.emplace_back().index = p.index;
+      pending->positions.emplace_back(pending->response.responses.size() - 1, topic.partition_responses.size() - 1);
+    }
+  }
+
+  if (!valid_acks(request->acks)) {
+    frontend::log().warn("{}: Produce v{} with acks={}: answered INVALID_REQUIRED_ACKS", session.describe(), version,
+                         request->acks);
+    for (std::size_t i = 0; i < pending->positions.size(); ++i) {
+      pending->set_result(i, ErrorCode::kInvalidRequiredAcks, nullptr, "acks must be -1, 0 or 1");
+    }
+    pending->finish();
+    return;
+  }
+
+  // Count first: completions never run inside submit(), but immediate
+  // answers below must not finish the request before every run is submitted.
+  pending->outstanding = converted.partitions.size() + 1;
+  for (std::size_t i = 0; i < converted.partitions.size(); ++i) {
+    PartitionProduce& p = converted.partitions[i];
+    if (p.error != ErrorCode::kNone || p.run.records.empty()) {
+      // Refused here, or an empty legacy set: nothing to send upstream.
+      pending->set_result(i, p.error, nullptr, p.error_message);
+      --pending->outstanding;
+      continue;
+    }
+    ctx.sink.submit(p.topic, p.partition, std::move(p.run), [pending, i](const RunResult& r) {
+      pending->set_result(i, r.error, &r, r.error_message);
+      if (--pending->outstanding == 0) pending->finish();
+    });
+  }
+  if (--pending->outstanding == 0) pending->finish();
+  if (ctx.after_submit) ctx.after_submit();
+}
+
+}  // namespace pp

@@ -1,0 +1,17 @@
+// Routing one request frame of a client to its handler: ApiVersions,
+// Metadata and Produce are served; APIs the codec describes but the proxy
+// does not serve get the protocol's error answer and a log line; an unknown
+// API key or a version we cannot decode closes that connection only.
+#pragma once
+
+#include <memory>
+
+#include "proxy/protocol/bytes.h"
+
+namespace pp {
+
+class ClientSession;
+
+void dispatch_request(ClientSession& session, std::shared_ptr<const Bytes> frame);
+
+}  // namespace pp
