@@ -243,5 +243,33 @@ TEST_F(UpstreamOnMock, RequestTimeoutFailsWithRequestTimedOutAndReconnects) {
   EXPECT_EQ(calls, 1);
 }
 
+TEST_F(UpstreamOnMock, CloseFailsEverythingOutstandingOnce) {
+  start();
+  ASSERT_TRUE(refresh());
+  const std::int32_t leader = leader_of(0);
+  ASSERT_TRUE(wait_sendable(leader));
+  ASSERT_TRUE(mock_.set_rtt(leader, 2000));
+  const Bytes records = batch(1);
+  int produce_calls = 0, init_calls = 0, late_calls = 0;
+  ErrorCode produce_error = ErrorCode::kNone;
+  upstream_->send_produce(leader, produce(records, 0), 7, [&](ProduceResult r) {
+    ++produce_calls;
+    produce_error = r ? ErrorCode::kNone : r.error();
+  });
+  InitProducerIdRequest init;
+  init.transactional_id = std::nullopt;
+  upstream_->send_init_producer_id(init, [&](InitProducerIdResult) { ++init_calls; });
+  upstream_->close();
+  EXPECT_EQ(produce_calls + init_calls, 0);  // later, not inside close()
+  upstream_->send_produce(leader, produce(records, 0), 7, [&](ProduceResult) { ++late_calls; });
+  ASSERT_TRUE(run_until([&] { return produce_calls && init_calls && late_calls; }, 3000));
+  run_for(100);
+  EXPECT_EQ(produce_calls, 1);
+  EXPECT_EQ(init_calls, 1);
+  EXPECT_EQ(late_calls, 1);
+  EXPECT_EQ(produce_error, ErrorCode::kNetworkException);
+  EXPECT_FALSE(upstream_->can_send_produce(leader));
+}
+
 }  // namespace
 }  // namespace pp::upstream::test
