@@ -6,8 +6,7 @@ namespace pp {
 
 ProducerDriver::ProducerDriver(uv_loop_t* loop, upstream::UpstreamConfig upstream_config,
                                PipelineConfig pipeline_config, PipelineObserver* observer)
-    : loop_(loop),
-      clock_(loop),
+    : clock_(loop),
       upstream_(loop, upstream_config, [this](const MetadataUpdate& update) { on_metadata(update); }),
       producer_(pipeline_config, upstream_, clock_, observer),
       poll_soon_(loop),

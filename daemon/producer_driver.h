@@ -64,7 +64,6 @@ class ProducerDriver final : public TopicDirectory {
   void answer(Waiter& w, bool final_answer);
   void answer_waiters(bool timed_out_only);
 
-  uv_loop_t* loop_;
   LoopClock clock_;
   upstream::Upstream upstream_;
   IdempotentProducer producer_;
