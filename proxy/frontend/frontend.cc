@@ -114,8 +114,14 @@ void Frontend::maybe_pause() {
   ctx.counters.backpressure_active = true;
   ++ctx.counters.backpressure_pauses_total;
   ctx.observer.on_backpressure(true);
-  frontend::log().info("back-pressure: the pipeline is over its memory budget, pausing reads from {} clients",
-                       sessions_.size());
+  // Info at most every few seconds: under a sustained burst pauses come and
+  // go every few milliseconds (the counters have them all).
+  const bool say = ctx.paused_since_ms >= last_pause_log_ms_ + kPauseLogIntervalMs || last_pause_log_ms_ == 0;
+  if (say) last_pause_log_ms_ = ctx.paused_since_ms;
+  frontend::log().log(say ? spdlog::level::info : spdlog::level::debug,
+                      "back-pressure: the pipeline is over its memory budget, pausing reads from {} clients "
+                      "(pause {} since start)",
+                      sessions_.size(), ctx.counters.backpressure_pauses_total);
   for (auto& [id, s] : sessions_) s->update_reading();
 }
 
@@ -127,7 +133,7 @@ void Frontend::resume() {
   ctx.counters.backpressure_active = false;
   ctx.counters.backpressure_ms_total += paused_ms;
   ctx.observer.on_backpressure(false);
-  frontend::log().info("back-pressure over after {} ms, resuming reads", paused_ms);
+  frontend::log().debug("back-pressure over after {} ms, resuming reads", paused_ms);
   // Resuming a client answers the frames it had buffered, which may pause
   // everyone again; stop going round then.
   for (auto& s : sessions_in_turn()) {

@@ -73,6 +73,8 @@ class Frontend {
   net::Timer deferred_timer_;
   std::vector<std::function<void()>> deferred_;
   std::size_t next_first_session_ = 0;  // rotates who resumes first
+  static constexpr std::uint64_t kPauseLogIntervalMs = 5000;
+  std::uint64_t last_pause_log_ms_ = 0;
   std::unordered_map<std::uint64_t, std::shared_ptr<ClientSession>> sessions_;
   std::uint64_t next_session_id_ = 1;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

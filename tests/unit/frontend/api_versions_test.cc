@@ -1,0 +1,102 @@
+// ApiVersions: the table, and the answers on a real socket for v0, v3 and an
+// unsupported version (KIP-511).
+#include <gtest/gtest.h>
+
+#include "frontend_test_support.h"
+#include "proxy/frontend/api_versions_answer.h"
+
+namespace pp {
+namespace {
+
+const ApiVersionRange* find_range(const std::vector<ApiVersionRange>& ranges, ApiKey key) {
+  for (const auto& r : ranges) {
+    if (r.api_key == static_cast<std::int16_t>(key)) return &r;
+  }
+  return nullptr;
+}
+
+void expect_our_table(const std::vector<ApiVersionRange>& ranges) {
+  const auto* produce = find_range(ranges, ApiKey::kProduce);
+  ASSERT_NE(produce, nullptr);
+  EXPECT_EQ(produce->min_version, 0);  // KAFKA-18659: v0 must be listed
+  EXPECT_GE(produce->max_version, 9);
+  EXPECT_EQ(produce->max_version, kFrontendMaxProduceVersion);
+  const auto* metadata = find_range(ranges, ApiKey::kMetadata);
+  ASSERT_NE(metadata, nullptr);
+  EXPECT_EQ(metadata->min_version, 0);
+  EXPECT_EQ(metadata->max_version, 12);
+  const auto* api_versions = find_range(ranges, ApiKey::kApiVersions);
+  ASSERT_NE(api_versions, nullptr);
+  EXPECT_EQ(api_versions->min_version, 0);
+  EXPECT_GE(api_versions->max_version, 3);
+  // Not served, so not advertised.
+  EXPECT_EQ(find_range(ranges, ApiKey::kInitProducerId), nullptr);
+  EXPECT_EQ(find_range(ranges, ApiKey::kFetch), nullptr);
+  EXPECT_EQ(ranges.size(), 3u);
+}
+
+TEST(ApiVersionsTable, ServesProduceFromV0AndOnlyWhatTheFrontEndHandles) {
+  expect_our_table(served_api_ranges());
+  EXPECT_FALSE(served_versions(ApiKey::kInitProducerId));
+  EXPECT_TRUE(served_versions(ApiKey::kProduce)->contains(0));
+  EXPECT_FALSE(served_versions(ApiKey::kProduce)->contains(13));
+}
+
+using ApiVersionsSocketTest = test::FrontendFixture;
+
+TEST_F(ApiVersionsSocketTest, AnswersV0AndV3FromOurTable) {
+  start();
+  auto client = connect();
+  for (std::int16_t version : {0, 1, 2, 3}) {
+    SCOPED_TRACE(version);
+    ApiVersionsRequest request;
+    request.client_software_name = "test";
+    request.client_software_version = "1";
+    ASSERT_TRUE(client->send(ApiKey::kApiVersions, version, 100 + version, request));
+    auto frame = client->read_frame();
+    ASSERT_TRUE(frame);
+    std::int32_t correlation = 0;
+    // The ApiVersions response header is v0 even at v3 (no header tags).
+    auto response = test::decode_response<ApiVersionsResponse>(*frame, version, &correlation);
+    ASSERT_TRUE(response);
+    EXPECT_EQ(correlation, 100 + version);
+    EXPECT_EQ(response->error_code, ErrorCode::kNone);
+    expect_our_table(response->api_keys);
+  }
+  EXPECT_EQ((frontend_->counters().requests_total.at({18, 3})), 1u);
+}
+
+TEST_F(ApiVersionsSocketTest, AnUnsupportedVersionGetsTheV0ErrorAnswerWithOurRanges) {
+  start();
+  auto client = connect();
+  // A future version: header v2 (flexible), a body we don't read.
+  RequestHeader h;
+  h.api_key = ApiKey::kApiVersions;
+  h.api_version = 42;
+  h.correlation_id = 7;
+  h.client_id = "future-client";
+  Bytes frame;
+  WireWriter w(frame);
+  const auto at = w.reserve_int32();
+  encode_request_header(w, h);
+  w.uvarint(0);  // an empty tagged-field section as the body
+  w.patch_int32(at, static_cast<std::int32_t>(frame.size() - 4));
+  ASSERT_TRUE(client->write_raw(frame));
+  auto answer = client->read_frame();
+  ASSERT_TRUE(answer);
+  std::int32_t correlation = 0;
+  auto response = test::decode_response<ApiVersionsResponse>(*answer, 0, &correlation);
+  ASSERT_TRUE(response);
+  EXPECT_EQ(correlation, 7);
+  EXPECT_EQ(response->error_code, ErrorCode::kUnsupportedVersion);
+  expect_our_table(response->api_keys);
+
+  // The connection stays usable: the client retries at a version we list.
+  ASSERT_TRUE(client->send(ApiKey::kApiVersions, 3, 8, ApiVersionsRequest{}));
+  auto retry = client->read_frame();
+  ASSERT_TRUE(retry);
+  EXPECT_EQ(test::decode_response<ApiVersionsResponse>(*retry, 3)->error_code, ErrorCode::kNone);
+}
+
+}  // namespace
+}  // namespace pp

@@ -1,0 +1,166 @@
+// Produce -> record runs, without sockets: every legacy and v2 format and
+// codec, per-partition errors, and that runs keep their bytes alive.
+#include <gtest/gtest.h>
+
+#include "produce_test_support.h"
+#include "proxy/frontend/produce_conversion.h"
+
+namespace pp {
+namespace {
+
+using test::ProduceEntry;
+
+std::string str(const std::optional<ByteView>& v) { return v ? std::string(v->begin(), v->end()) : "<null>"; }
+
+void expect_records(const PartitionProduce& p, const std::vector<test::TestRecord>& want, bool timestamps) {
+  ASSERT_EQ(p.error, ErrorCode::kNone) << p.error_message;
+  ASSERT_EQ(p.run.records.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(str(p.run.records[i].key), want[i].key);
+    EXPECT_EQ(str(p.run.records[i].value), want[i].value);
+    EXPECT_EQ(p.run.records[i].timestamp_ms, timestamps ? want[i].timestamp : -1);
+  }
+}
+
+struct LegacyCase {
+  std::int16_t version;
+  std::int8_t magic;
+  CompressionCodec codec;
+};
+
+class LegacyMessageSets : public ::testing::TestWithParam<LegacyCase> {};
+
+TEST_P(LegacyMessageSets, BecomeOneRunPerPartitionWithKeysValuesAndTimestamps) {
+  const LegacyCase c = GetParam();
+  const auto records = test::numbered_records(5);
+  auto decoded = test::decoded_produce(c.version, 1,
+                                       {{"orders", 0, test::legacy_set(c.magic, c.codec, records)},
+                                        {"orders", 2, test::legacy_set(c.magic, c.codec, test::numbered_records(2, "b"))}});
+  auto converted = convert_produce_request(decoded.request, c.version, decoded.frame);
+  decoded.frame.reset();
+  decoded.request = {};  // only the runs' storage is left holding the bytes
+  ASSERT_EQ(converted.partitions.size(), 2u);
+  EXPECT_EQ(converted.partitions[0].partition, 0);
+  EXPECT_EQ(converted.partitions[1].partition, 2);
+  // Magic 0 has no timestamps: -1, stamped by the pipeline (decision 7).
+  expect_records(converted.partitions[0], records, c.magic == 1);
+  expect_records(converted.partitions[1], test::numbered_records(2, "b"), c.magic == 1);
+  EXPECT_EQ(converted.records, 7u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllCodecs, LegacyMessageSets,
+    ::testing::Values(LegacyCase{0, 0, CompressionCodec::kNone}, LegacyCase{0, 0, CompressionCodec::kGzip},
+                      LegacyCase{0, 0, CompressionCodec::kSnappy}, LegacyCase{0, 0, CompressionCodec::kLz4},
+                      LegacyCase{1, 0, CompressionCodec::kGzip}, LegacyCase{2, 1, CompressionCodec::kNone},
+                      LegacyCase{2, 1, CompressionCodec::kGzip}, LegacyCase{2, 1, CompressionCodec::kSnappy},
+                      LegacyCase{2, 1, CompressionCodec::kLz4}));
+
+class RecordBatches : public ::testing::TestWithParam<CompressionCodec> {};
+
+TEST_P(RecordBatches, KeepHeadersAndCreateTime) {
+  const auto records = test::numbered_records(4);
+  const RecordHeaderView header{as_bytes("trace"), as_bytes("abc")};
+  for (std::int16_t version : {3, 7, 9, 12}) {
+    SCOPED_TRACE(version);
+    auto decoded = test::decoded_produce(
+        version, -1, {{"orders", 1, test::record_batch(GetParam(), records, {}, std::span(&header, 1))}});
+    auto converted = convert_produce_request(decoded.request, version, decoded.frame);
+    decoded.frame.reset();
+    ASSERT_EQ(converted.partitions.size(), 1u);
+    expect_records(converted.partitions[0], records, true);
+    ASSERT_EQ(converted.partitions[0].run.records[3].headers.size(), 1u);
+    EXPECT_EQ(str(converted.partitions[0].run.records[3].headers[0].value), "abc");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCodecs, RecordBatches,
+                         ::testing::Values(CompressionCodec::kNone, CompressionCodec::kGzip, CompressionCodec::kSnappy,
+                                           CompressionCodec::kLz4, CompressionCodec::kZstd));
+
+TEST(ProduceConversion, ABadCrcIsCorruptMessageForThatPartitionOnly) {
+  Bytes good = test::legacy_set(1, CompressionCodec::kNone, test::numbered_records(2));
+  Bytes bad = good;
+  bad.back() ^= 0xff;  // the last value byte: the CRC no longer matches
+  auto decoded = test::decoded_produce(2, 1, {{"orders", 0, bad}, {"orders", 1, good}});
+  auto converted = convert_produce_request(decoded.request, 2, decoded.frame);
+  ASSERT_EQ(converted.partitions.size(), 2u);
+  EXPECT_EQ(converted.partitions[0].error, ErrorCode::kCorruptMessage);
+  EXPECT_TRUE(converted.partitions[0].run.records.empty());
+  EXPECT_EQ(converted.partitions[1].error, ErrorCode::kNone);
+  EXPECT_EQ(converted.records, 2u);
+
+  Bytes bad_batch = test::record_batch(CompressionCodec::kNone, test::numbered_records(2));
+  bad_batch.back() ^= 0x01;  // CRC-32C covers it
+  auto v2 = test::decoded_produce(7, 1, {{"orders", 0, bad_batch}});
+  EXPECT_EQ(convert_produce_request(v2.request, 7, v2.frame).partitions[0].error, ErrorCode::kCorruptMessage);
+}
+
+TEST(ProduceConversion, TheWrongFormatForTheVersionIsInvalidRecord) {
+  auto v2_batch_in_v1 = test::decoded_produce(
+      1, 1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, test::numbered_records(1))}});
+  EXPECT_EQ(convert_produce_request(v2_batch_in_v1.request, 1, v2_batch_in_v1.frame).partitions[0].error,
+            ErrorCode::kInvalidRecord);
+  auto legacy_in_v3 = test::decoded_produce(
+      3, 1, {{"orders", 0, test::legacy_set(1, CompressionCodec::kNone, test::numbered_records(1))}});
+  EXPECT_EQ(convert_produce_request(legacy_in_v3.request, 3, legacy_in_v3.frame).partitions[0].error,
+            ErrorCode::kInvalidRecord);
+  auto empty_v3 = test::decoded_produce(3, 1, {{"orders", 0, {}}});
+  EXPECT_EQ(convert_produce_request(empty_v3.request, 3, empty_v3.frame).partitions[0].error,
+            ErrorCode::kInvalidRecord);
+}
+
+TEST(ProduceConversion, AnEmptyLegacySetIsAnEmptyRun) {
+  auto decoded = test::decoded_produce(0, 1, {{"orders", 0, {}}});
+  auto converted = convert_produce_request(decoded.request, 0, decoded.frame);
+  EXPECT_EQ(converted.partitions[0].error, ErrorCode::kNone);
+  EXPECT_TRUE(converted.partitions[0].run.records.empty());
+}
+
+TEST(ProduceConversion, TransactionsAreRefusedIdempotentBatchesTakenAsPlainRecords) {
+  const auto records = test::numbered_records(3);
+  auto with_txn_id = test::decoded_produce(
+      7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records)}}, std::string("txn-1"));
+  EXPECT_EQ(convert_produce_request(with_txn_id.request, 7, with_txn_id.frame).partitions[0].error,
+            ErrorCode::kTransactionalIdAuthorizationFailed);
+
+  RecordBatchBuildOptions txn;
+  txn.producer_id = 42;
+  txn.producer_epoch = 0;
+  txn.base_sequence = 0;
+  txn.transactional = true;
+  auto txn_batch = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records, txn)}});
+  EXPECT_EQ(convert_produce_request(txn_batch.request, 7, txn_batch.frame).partitions[0].error,
+            ErrorCode::kTransactionalIdAuthorizationFailed);
+
+  RecordBatchBuildOptions idempotent = txn;
+  idempotent.transactional = false;
+  auto idem = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kLz4, records, idempotent)}});
+  expect_records(convert_produce_request(idem.request, 7, idem.frame).partitions[0], records, true);
+}
+
+TEST(ProduceConversion, IllegalTopicNamesAreRefused) {
+  auto decoded = test::decoded_produce(
+      2, 1, {{"bad topic!", 0, test::legacy_set(1, CompressionCodec::kNone, test::numbered_records(1))}});
+  EXPECT_EQ(convert_produce_request(decoded.request, 2, decoded.frame).partitions[0].error,
+            ErrorCode::kInvalidTopicException);
+  EXPECT_TRUE(is_legal_topic_name("a.b_c-D9"));
+  EXPECT_FALSE(is_legal_topic_name(".."));
+  EXPECT_FALSE(is_legal_topic_name(std::string(250, 'a')));
+}
+
+TEST(ProduceConversion, DecompressionIsCappedPerRequest) {
+  std::vector<test::TestRecord> big(1, {"k", std::string(64 * 1024, 'x'), 1});
+  auto decoded = test::decoded_produce(
+      7, 1,
+      {{"orders", 0, test::record_batch(CompressionCodec::kGzip, big)},
+       {"orders", 1, test::record_batch(CompressionCodec::kGzip, big)}});
+  ProduceConversionOptions options;
+  options.max_decompressed_bytes = 100 * 1024;  // room for the first set only
+  auto converted = convert_produce_request(decoded.request, 7, decoded.frame, options);
+  EXPECT_EQ(converted.partitions[0].error, ErrorCode::kNone);
+  EXPECT_EQ(converted.partitions[1].error, ErrorCode::kMessageTooLarge);
+}
+
+}  // namespace
+}  // namespace pp
