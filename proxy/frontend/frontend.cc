@@ -12,8 +12,7 @@ namespace pp {
 Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, TopicDirectory& topics,
                    FrontendObserver* observer)
     : loop_(loop),
-      context_(std::make_shared<FrontendContext>(loop, std::move(config), sink, topics,
-                                                 observer ? *observer : default_observer_)) {
+      context_(std::make_shared<FrontendContext>(loop, std::move(config), sink, topics, observer)) {
   context_->after_submit = [this] { maybe_pause(); };
   context_->session_closed = [this](std::uint64_t id) { forget(id); };
   context_->defer = [this](std::function<void()> fn) { defer(std::move(fn)); };

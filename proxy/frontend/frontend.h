@@ -66,7 +66,6 @@ class Frontend {
   std::vector<std::shared_ptr<ClientSession>> sessions_in_turn();
 
   uv_loop_t* loop_;
-  FrontendObserver default_observer_;
   std::shared_ptr<FrontendContext> context_;
   net::TcpListener listener_;
   net::Timer sweep_timer_;

@@ -18,9 +18,10 @@
 namespace pp {
 
 struct FrontendContext {
-  FrontendContext(uv_loop_t* l, FrontendConfig c, RecordSink& s, TopicDirectory& t, FrontendObserver& o)
-      : loop(l), config(std::move(c)), sink(s), topics(t), observer(o) {}
+  FrontendContext(uv_loop_t* l, FrontendConfig c, RecordSink& s, TopicDirectory& t, FrontendObserver* o)
+      : loop(l), config(std::move(c)), sink(s), topics(t), observer(o ? *o : fallback_observer) {}
 
+  FrontendObserver fallback_observer;  // first: `observer` may refer to it
   uv_loop_t* loop;
   FrontendConfig config;
   RecordSink& sink;

@@ -42,6 +42,9 @@ struct PendingProduce {
   }
 
   void finish() {
+    // The client left or the front end stopped: its records were still
+    // delivered; there is no one to tell, and the observer may be gone.
+    if (!slot.session()) return;
     FrontendContext& ctx = *context;
     // throttle_time_ms (v1+): how long back-pressure held this request, so a
     // client that honours it (KIP-219) slows down instead of piling on.
@@ -55,6 +58,32 @@ struct PendingProduce {
 };
 
 bool valid_acks(std::int16_t acks) { return acks == 0 || acks == 1 || acks == -1; }
+
+// The error a client can act on for an upstream result. Most pass through as
+// they are (retriable ones stay retriable). Errors about the proxy's own
+// producer identity or its upstream link say nothing true about the client's
+// request: they become REQUEST_TIMED_OUT, the code that says "outcome
+// unknown, retrying may duplicate", which every client version knows.
+ErrorCode client_error(ErrorCode upstream) {
+  switch (upstream) {
+    case ErrorCode::kOutOfOrderSequenceNumber:
+    case ErrorCode::kDuplicateSequenceNumber:
+    case ErrorCode::kInvalidProducerEpoch:
+    case ErrorCode::kUnknownProducerId:
+    case ErrorCode::kInvalidProducerIdMapping:
+    case ErrorCode::kProducerFenced:
+    case ErrorCode::kInvalidTxnState:
+    case ErrorCode::kTransactionalIdAuthorizationFailed:
+    case ErrorCode::kNetworkException:
+      return ErrorCode::kRequestTimedOut;
+    case ErrorCode::kUnsupportedVersion:
+      // The upstream refused the proxy, not the client's request version: a
+      // client must not read this as "downgrade your Produce version".
+      return ErrorCode::kUnknownServerError;
+    default:
+      return upstream;
+  }
+}
 
 }  // namespace
 
@@ -149,7 +178,7 @@ void handle_produce(ClientSession& session, const RequestHeader& header, std::sh
       continue;
     }
     ctx.sink.submit(p.topic, p.partition, std::move(p.run), [pending, i](const RunResult& r) {
-      pending->set_result(i, r.error, &r, r.error_message);
+      pending->set_result(i, client_error(r.error), &r, r.error_message);
       if (--pending->outstanding == 0) pending->finish();
     });
   }

@@ -120,6 +120,23 @@ TEST_F(ProduceSessionTest, UpstreamErrorsAndOffsetsArePassedBackPerPartition) {
   EXPECT_EQ(response.throttle_time_ms, 0);
 }
 
+TEST_F(ProduceSessionTest, ErrorsAboutTheProxysOwnProducerReachTheClientAsRequestTimedOut) {
+  start();
+  auto client = connect();
+  const Bytes set = test::legacy_set(0, CompressionCodec::kNone, test::numbered_records(1));
+  ASSERT_TRUE(client->write_raw(test::produce_frame(
+      0, 1, 1, {{"orders", 0, set}, {"orders", 1, set}, {"orders", 2, set}})));
+  ASSERT_TRUE(wait_for_submissions(3));
+  sink_.complete(0, 0, ErrorCode::kInvalidProducerEpoch);
+  sink_.complete(1, 0, ErrorCode::kUnsupportedVersion);
+  sink_.complete(2, 0, ErrorCode::kNotEnoughReplicas);
+  auto response = read_produce(*client, 0, 1);
+  ASSERT_EQ(response.responses[0].partition_responses.size(), 3u);
+  EXPECT_EQ(response.responses[0].partition_responses[0].error_code, ErrorCode::kRequestTimedOut);
+  EXPECT_EQ(response.responses[0].partition_responses[1].error_code, ErrorCode::kUnknownServerError);
+  EXPECT_EQ(response.responses[0].partition_responses[2].error_code, ErrorCode::kNotEnoughReplicas);
+}
+
 TEST_F(ProduceSessionTest, InvalidAcksIsAnsweredWithoutSubmitting) {
   start();
   auto client = connect();
