@@ -120,7 +120,19 @@ RoutedRequest route_request(ClusterState& cluster, BrokerId self, ByteView frame
       ProduceResult result = handle_produce(cluster, self, *req, v);
       out.held = std::move(result.held);
       if (req->acks == 0) {
-        out.action = RoutedRequest::Action::kNoResponse;  // acks=0 is never answered
+        // acks=0 is never answered; a failed one closes the connection, the
+        // only way the client can notice (KafkaApis.handleProduceRequest).
+        for (const auto& t : result.response.responses) {
+          for (const auto& p : t.partition_responses) {
+            if (p.error_code != ErrorCode::kNone) {
+              release(out.held);
+              out.held.clear();
+              return close_with(std::move(out), "acks=0 Produce failed with " +
+                                                    std::string(error_name(p.error_code)));
+            }
+          }
+        }
+        out.action = RoutedRequest::Action::kNoResponse;
       } else {
         out.frame = encode_response(corr, v, result.response);
       }

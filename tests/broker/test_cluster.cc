@@ -46,6 +46,7 @@ struct TestCluster::Impl {
   template <class F>
   auto call(F&& fn) -> std::invoke_result_t<F&> {
     using R = std::invoke_result_t<F&>;
+    if (!cluster) throw std::logic_error("TestCluster: call start() first");
     if (!running.load() || std::this_thread::get_id() == thread.get_id()) return fn();
     std::packaged_task<R()> task(std::forward<F>(fn));
     auto result = task.get_future();

@@ -268,6 +268,20 @@ TEST_F(ClusterOverSockets, InjectedErrorThenNotLeaderWithKip951Hint) {
   EXPECT_EQ(cluster_.stats().find("t5", 0)->records, 0);
 }
 
+TEST_F(ClusterOverSockets, AcksZeroIsNeverAnsweredAndAFailureClosesTheConnection) {
+  BlockingClient c(cluster_.port(2));
+  const Bytes first = make_batch({.sequence = 0});
+  ASSERT_TRUE(c.send(produce_request("t5", 0, first, 0), 9, 1));
+  EXPECT_FALSE(c.receive_frame(300ms));
+  EXPECT_FALSE(c.closed());
+  EXPECT_EQ(cluster_.stats().find("t5", 0)->records, 1);
+  // To a broker that isn't the leader: the close is the only signal.
+  BlockingClient wrong(cluster_.port(1));
+  ASSERT_TRUE(wrong.send(produce_request("t5", 0, make_batch({.sequence = 1}), 0), 9, 1));
+  EXPECT_TRUE(wrong.wait_closed(2s));
+  EXPECT_EQ(cluster_.stats().find("t5", 0)->records, 1);
+}
+
 TEST_F(ClusterOverSockets, BrokerDownMovesLeadersAndUpListensOnTheSamePort) {
   const std::uint16_t port = cluster_.port(2);
   {
