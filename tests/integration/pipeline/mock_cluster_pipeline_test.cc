@@ -8,7 +8,7 @@
 #include <chrono>
 
 #include "tests/integration/pipeline/driver_fixture.h"
-#include "tests/support/mock_cluster.h"
+#include "daemon/mock_cluster.h"
 
 namespace pp::testing {
 namespace {
@@ -51,7 +51,7 @@ std::map<std::int32_t, std::vector<std::string>> consume_all(const std::string& 
 class MockClusterPipeline : public DriverFixture {};
 
 TEST_F(MockClusterPipeline, NegotiatesDownKeepsFiveFollowsLeadersAndDeliversOnce) {
-  test_support::MockCluster mock(3);
+  MockCluster mock(3);
   constexpr int kPartitions = 6;
   ASSERT_TRUE(mock.create_topic("m", kPartitions));
   PipelineConfig pipeline;

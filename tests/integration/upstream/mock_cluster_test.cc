@@ -8,12 +8,12 @@
 #include "proxy/records/record_batch_builder.h"
 #include "proxy/upstream/upstream.h"
 #include "tests/integration/upstream/loop_fixture.h"
-#include "tests/support/mock_cluster.h"
+#include "daemon/mock_cluster.h"
 
 namespace pp::upstream::test {
 namespace {
 
-using test_support::MockCluster;
+using pp::MockCluster;
 
 class UpstreamOnMock : public LoopTest {
  protected:

@@ -1,4 +1,4 @@
-#include "tests/support/mock_cluster.h"
+#include "daemon/mock_cluster.h"
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace pp::test_support {
+namespace pp {
 
 MockCluster::MockCluster(int brokers) : brokers_(brokers) {
   char errstr[512];
@@ -85,4 +85,4 @@ bool MockCluster::set_api_version(std::int16_t api_key, std::int16_t min_version
          RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
-}  // namespace pp::test_support
+}  // namespace pp

@@ -1,4 +1,5 @@
-// librdkafka's mock cluster (rdkafka_mock.h) as an RAII object: an
+// librdkafka's mock cluster (rdkafka_mock.h) as an RAII object, the daemon's
+// embedded upstream (bootstrap_servers = ["embedded"]) and tests' second broker: an
 // independent Kafka broker implementation on 127.0.0.1 ephemeral ports,
 // served by librdkafka's own thread. librdkafka 2.0.2 speaks Produce v0-v7,
 // Metadata v0-v2 (no leader epochs), ApiVersions v0-v2, InitProducerId v0-v4,
@@ -21,7 +22,7 @@
 struct rd_kafka_s;
 struct rd_kafka_mock_cluster_s;
 
-namespace pp::test_support {
+namespace pp {
 
 class MockCluster {
  public:
@@ -58,4 +59,4 @@ class MockCluster {
   rd_kafka_mock_cluster_s* cluster_ = nullptr;
 };
 
-}  // namespace pp::test_support
+}  // namespace pp
