@@ -1,0 +1,98 @@
+#include "config/combinations.h"
+
+#include <initializer_list>
+#include <string_view>
+
+namespace pp::config {
+namespace {
+
+class Rules {
+ public:
+  Rules(const KeyFacts& facts, std::vector<ConfigError>& errors) : facts_(facts), errors_(errors) {}
+
+  // True when none of `keys` failed its own check.
+  bool all_valid(std::initializer_list<std::string_view> keys) const {
+    for (const auto k : keys) {
+      if (facts_.bad.contains(k)) return false;
+    }
+    return true;
+  }
+
+  // Reported at the first of `keys` the user actually set: that is the line
+  // to edit. Defaults alone never break a rule, so one is always found in
+  // practice; the file's start is the fallback.
+  void error(std::initializer_list<std::string_view> keys, std::string message) {
+    for (const auto k : keys) {
+      if (const auto it = facts_.present.find(k); it != facts_.present.end()) {
+        errors_.push_back(ConfigError{it->second, std::move(message)});
+        return;
+      }
+    }
+    errors_.push_back(ConfigError{Location{facts_.file_name, 1, 1}, std::move(message)});
+  }
+
+  void require_bootstrap() {
+    if (facts_.present.contains("upstream.bootstrap_servers")) return;
+    std::string message =
+        "upstream.bootstrap_servers is required: the Kafka cluster's [\"host:port\", ...], or "
+        "[\"embedded\"] for the in-process demo cluster";
+    if (facts_.file_missing) {
+      message += " (there is no config file at " + facts_.file_name +
+                 "; name one with --config or PRODUCE_PROXY_CONFIG, or use --set)";
+    }
+    errors_.push_back(ConfigError{facts_.upstream_table.value_or(Location{facts_.file_name, 1, 1}),
+                                  std::move(message)});
+  }
+
+ private:
+  const KeyFacts& facts_;
+  std::vector<ConfigError>& errors_;
+};
+
+}  // namespace
+
+void check_combinations(const Settings& s, const KeyFacts& facts,
+                        std::vector<ConfigError>& errors) {
+  Rules rules(facts, errors);
+  if (!facts.bad.contains("upstream.bootstrap_servers")) rules.require_bootstrap();
+
+  const auto& p = s.producer;
+  // Kafka's ProducerConfig rule: a record must be allowed to wait out its
+  // linger and one full request before it can time out.
+  if (rules.all_valid(
+          {"producer.delivery_timeout_ms", "producer.linger_ms", "upstream.request_timeout_ms"}) &&
+      p.delivery_timeout_ms < p.linger_ms + s.upstream.request_timeout_ms) {
+    rules.error(
+        {"producer.delivery_timeout_ms", "upstream.request_timeout_ms", "producer.linger_ms"},
+        "producer.delivery_timeout_ms (" + std::to_string(p.delivery_timeout_ms) +
+            ") must be at least producer.linger_ms + upstream.request_timeout_ms (" +
+            std::to_string(p.linger_ms) + " + " + std::to_string(s.upstream.request_timeout_ms) +
+            ")");
+  }
+  // One full batch must fit in the buffer, or the accumulator could never
+  // fill a batch before client reads pause.
+  if (rules.all_valid({"producer.buffer_memory_bytes", "producer.batch_bytes"}) &&
+      p.buffer_memory_bytes < p.batch_bytes) {
+    rules.error({"producer.buffer_memory_bytes", "producer.batch_bytes"},
+                "producer.buffer_memory_bytes (" + std::to_string(p.buffer_memory_bytes) +
+                    ") must be at least producer.batch_bytes (" + std::to_string(p.batch_bytes) +
+                    ")");
+  }
+  // Kafka clamps silently; we say so, since the backoff would never grow.
+  if (rules.all_valid({"producer.retry_backoff_ms", "producer.retry_backoff_max_ms"}) &&
+      p.retry_backoff_max_ms < p.retry_backoff_ms) {
+    rules.error({"producer.retry_backoff_max_ms", "producer.retry_backoff_ms"},
+                "producer.retry_backoff_max_ms (" + std::to_string(p.retry_backoff_max_ms) +
+                    ") must be at least producer.retry_backoff_ms (" +
+                    std::to_string(p.retry_backoff_ms) + ")");
+  }
+  // Two listeners cannot bind one address (port 0 picks two different ports).
+  if (rules.all_valid({"listener.address", "metrics.address"}) &&
+      s.listener.address == s.metrics.address && !s.metrics.address.ends_with(":0")) {
+    rules.error({"metrics.address", "listener.address"},
+                "metrics.address is the same as listener.address (" + s.metrics.address +
+                    "); they are two listeners and need two ports");
+  }
+}
+
+}  // namespace pp::config

@@ -1,0 +1,35 @@
+#include "config/diff.h"
+
+#include <algorithm>
+
+#include "config/schema.h"
+
+namespace pp::config {
+
+std::vector<KeyChange> diff_settings(const Settings& before, const Settings& after) {
+  std::vector<KeyChange> changes;
+  visit_keys(
+      [&](const KeySpec& spec, const auto& was, const auto& now) {
+        if (was == now) return;
+        changes.push_back(KeyChange{spec.full_name(), format_value(was), format_value(now),
+                                    spec.apply == Apply::kLive});
+      },
+      before, after);
+  return changes;
+}
+
+Settings with_live_changes(const Settings& running, const Settings& reloaded) {
+  Settings out = running;
+  visit_keys(
+      [](const KeySpec& spec, auto& field, const auto& fresh) {
+        if (spec.apply == Apply::kLive) field = fresh;
+      },
+      out, reloaded);
+  return out;
+}
+
+bool needs_restart(const std::vector<KeyChange>& changes) {
+  return std::any_of(changes.begin(), changes.end(), [](const KeyChange& c) { return !c.live; });
+}
+
+}  // namespace pp::config

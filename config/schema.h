@@ -1,0 +1,118 @@
+// The configuration schema: every key of INTERFACES.md, its range, its extra
+// check and whether a SIGHUP can apply it live, written once in visit_keys().
+// Loading, validation, the SIGHUP diff, the example-config test and the
+// INTERFACES.md test all walk this one list, so a key added to Settings but
+// not here fails those tests instead of silently being unloadable.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "config/settings.h"
+
+namespace pp::config {
+
+// What a changed key needs on SIGHUP.
+enum class Apply : std::uint8_t { kLive, kRestart };
+
+// Checks beyond type and integer range.
+enum class Check : std::uint8_t {
+  kNone,
+  kListenAddress,      // host:port, port 0 allowed (bind any free port; tests use it)
+  kAdvertisedAddress,  // empty, or host:port (port 0: the port actually bound)
+  kBootstrapList,      // non-empty list of host:port with port 1-65535, or ["embedded"]
+  kClientId,           // a Kafka STRING: at most 32767 bytes
+};
+
+inline constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+
+struct KeySpec {
+  std::string_view section;
+  std::string_view name;
+  std::int64_t min = 0;  // integers only
+  std::int64_t max = 0;
+  Apply apply = Apply::kRestart;
+  Check check = Check::kNone;
+
+  std::string full_name() const { return std::string(section) + "." + std::string(name); }
+};
+
+// Calls f(spec, field...) for every key, in INTERFACES.md's order, where each
+// field is a (const, if that Settings is) reference to the member the key
+// fills in the corresponding Settings: one Settings to read or fill it, two
+// to compare or copy key by key. The single place that ties a TOML key to a
+// Settings member.
+template <class F, class... S>
+requires(sizeof...(S) > 0 && (std::is_same_v<std::remove_const_t<S>, Settings> &&
+                              ...)) void visit_keys(F&& f, S&... s) {
+  constexpr auto kLive = Apply::kLive;
+  constexpr auto kRestart = Apply::kRestart;
+  f(KeySpec{"listener", "address", 0, 0, kRestart, Check::kListenAddress}, s.listener.address...);
+  f(KeySpec{"listener", "advertised_address", 0, 0, kRestart, Check::kAdvertisedAddress},
+    s.listener.advertised_address...);
+  f(KeySpec{"listener", "max_connections", 1, 1000000, kRestart}, s.listener.max_connections...);
+  // Kafka frames carry an int32 size; below 1 KiB not even Metadata fits.
+  f(KeySpec{"listener", "max_request_bytes", 1024, kInt32Max, kRestart},
+    s.listener.max_request_bytes...);
+  f(KeySpec{"listener", "idle_timeout_ms", 1000, kInt32Max, kLive}, s.listener.idle_timeout_ms...);
+
+  f(KeySpec{"upstream", "bootstrap_servers", 0, 0, kRestart, Check::kBootstrapList},
+    s.upstream.bootstrap_servers...);
+  f(KeySpec{"upstream", "client_id", 0, 0, kRestart, Check::kClientId}, s.upstream.client_id...);
+  // Produce's timeout_ms is an int32 on the wire.
+  f(KeySpec{"upstream", "request_timeout_ms", 1, kInt32Max, kLive},
+    s.upstream.request_timeout_ms...);
+  f(KeySpec{"upstream", "metadata_max_age_ms", 100, kInt32Max, kRestart},
+    s.upstream.metadata_max_age_ms...);
+
+  // Ten minutes is far past any useful linger; the bound catches unit typos.
+  f(KeySpec{"producer", "linger_ms", 0, 600000, kLive}, s.producer.linger_ms...);
+  // The pipeline sends at most 16 MiB per request, one larger batch alone.
+  f(KeySpec{"producer", "batch_bytes", 1, 16777216, kLive}, s.producer.batch_bytes...);
+  f(KeySpec{"producer", "compression", 0, 0, kLive}, s.producer.compression...);
+  f(KeySpec{"producer", "max_in_flight_per_connection", 1, 1024, kRestart},
+    s.producer.max_in_flight_per_connection...);
+  // min 5: the initial window (kInitialWindow); a lower cap is reported with
+  // its own message, not as a plain range error.
+  f(KeySpec{"producer", "max_partition_window", 5, 10000, kRestart},
+    s.producer.max_partition_window...);
+  f(KeySpec{"producer", "delivery_timeout_ms", 1, kInt32Max, kLive},
+    s.producer.delivery_timeout_ms...);
+  // The pipeline shifts these left by up to 10 retries: an hour keeps that in int64.
+  f(KeySpec{"producer", "retry_backoff_ms", 0, 3600000, kRestart}, s.producer.retry_backoff_ms...);
+  f(KeySpec{"producer", "retry_backoff_max_ms", 0, 3600000, kRestart},
+    s.producer.retry_backoff_max_ms...);
+  f(KeySpec{"producer", "buffer_memory_bytes", 1024, std::int64_t{1} << 40, kRestart},
+    s.producer.buffer_memory_bytes...);
+
+  f(KeySpec{"metrics", "address", 0, 0, kRestart, Check::kListenAddress}, s.metrics.address...);
+  f(KeySpec{"metrics", "partition_labels", 0, 0, kRestart}, s.metrics.partition_labels...);
+
+  f(KeySpec{"log", "level", 0, 0, kLive}, s.log.level...);
+  f(KeySpec{"log", "format", 0, 0, kRestart}, s.log.format...);
+
+  f(KeySpec{"shutdown", "drain_timeout_ms", 0, 3600000, kLive}, s.shutdown.drain_timeout_ms...);
+}
+
+// Every key, in schema order.
+std::vector<KeySpec> all_keys();
+// The section names, in schema order.
+std::vector<std::string_view> all_sections();
+// The spec of "section.key", or nullptr.
+const KeySpec* find_key(std::string_view section, std::string_view name);
+
+// A field's value as TOML would spell it: 5, true, "text", ["a:1", "b:2"].
+std::string format_value(const std::string& v);
+std::string format_value(const std::vector<std::string>& v);
+std::string format_value(std::int64_t v);
+std::string format_value(bool v);
+template <class E>
+requires std::is_enum_v<E> std::string format_value(E v) {
+  return format_value(std::string(to_string(v)));
+}
+
+}  // namespace pp::config

@@ -1,0 +1,137 @@
+// The validated configuration of produce-proxy (INTERFACES.md, "Configuration"):
+// one struct per TOML section, one member per key, named exactly as the key and
+// initialised to its documented default. Plain data on purpose: no libuv, no
+// sockets, no spdlog, so every layer and every test can hold one, and the
+// daemon maps it onto FrontendConfig / UpstreamConfig / PipelineConfig itself.
+//
+// Integers are all std::int64_t: the schema (config/schema.h) checks each
+// against its range before a Settings is ever handed out, so narrowing to the
+// consumer's type (int32 windows, size_t byte counts) is safe there.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace pp::config {
+
+// The producer's compression.type names (Kafka's CompressionType).
+enum class Compression : std::uint8_t { kNone, kGzip, kSnappy, kLz4, kZstd };
+// spdlog's levels that an operator may pick (no "critical"/"off": a sidecar
+// that hides its errors is not a state we want to be reachable from config).
+enum class LogLevel : std::uint8_t { kTrace, kDebug, kInfo, kWarn, kError };
+// text: spdlog's human pattern; json: one JSON object per line for collectors.
+enum class LogFormat : std::uint8_t { kText, kJson };
+
+// The spelling of each enumerator in the TOML file, indexed by its value.
+template <class E>
+constexpr auto enum_names();
+template <>
+constexpr auto enum_names<Compression>() {
+  return std::array<std::string_view, 5>{"none", "gzip", "snappy", "lz4", "zstd"};
+}
+template <>
+constexpr auto enum_names<LogLevel>() {
+  return std::array<std::string_view, 5>{"trace", "debug", "info", "warn", "error"};
+}
+template <>
+constexpr auto enum_names<LogFormat>() {
+  return std::array<std::string_view, 2>{"text", "json"};
+}
+
+template <class E>
+requires std::is_enum_v<E>
+constexpr std::string_view to_string(E value) {
+  return enum_names<E>()[static_cast<std::size_t>(value)];
+}
+
+template <class E>
+requires std::is_enum_v<E>
+constexpr std::optional<E> parse_enum(std::string_view name) {
+  const auto names = enum_names<E>();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+// The bootstrap list that means "start librdkafka's mock cluster in-process".
+inline constexpr std::string_view kEmbeddedBootstrap = "embedded";
+inline constexpr std::string_view kDefaultConfigPath = "/etc/produce-proxy/produce-proxy.toml";
+inline constexpr std::string_view kConfigPathEnv = "PRODUCE_PROXY_CONFIG";
+
+// [listener]: where legacy clients connect.
+struct ListenerSettings {
+  std::string address = "127.0.0.1:9092";
+  // host:port put in Metadata; empty means the same as address.
+  std::string advertised_address;
+  std::int64_t max_connections = 1024;
+  std::int64_t max_request_bytes = 104857600;
+  std::int64_t idle_timeout_ms = 600000;
+  bool operator==(const ListenerSettings&) const = default;
+};
+
+// [upstream]: the real Kafka cluster.
+struct UpstreamSettings {
+  // Required: validation fails while this is empty.
+  std::vector<std::string> bootstrap_servers;
+  std::string client_id = "produce-proxy";
+  std::int64_t request_timeout_ms = 30000;
+  std::int64_t metadata_max_age_ms = 300000;
+
+  bool embedded() const {
+    return bootstrap_servers.size() == 1 && bootstrap_servers.front() == kEmbeddedBootstrap;
+  }
+  bool operator==(const UpstreamSettings&) const = default;
+};
+
+// [producer]: the idempotent pipeline.
+struct ProducerSettings {
+  std::int64_t linger_ms = 5;
+  std::int64_t batch_bytes = 1048576;
+  Compression compression = Compression::kNone;
+  std::int64_t max_in_flight_per_connection = 32;
+  // Cap on a learned KIP-1269 window. Never below 5, the initial window.
+  std::int64_t max_partition_window = 200;
+  std::int64_t delivery_timeout_ms = 120000;
+  std::int64_t retry_backoff_ms = 100;
+  std::int64_t retry_backoff_max_ms = 1000;
+  std::int64_t buffer_memory_bytes = 67108864;
+  bool operator==(const ProducerSettings&) const = default;
+};
+
+// [metrics]: /metrics, /healthz, /readyz.
+struct MetricsSettings {
+  std::string address = "127.0.0.1:9464";
+  bool partition_labels = true;
+  bool operator==(const MetricsSettings&) const = default;
+};
+
+// [log]
+struct LogSettings {
+  LogLevel level = LogLevel::kInfo;
+  LogFormat format = LogFormat::kText;
+  bool operator==(const LogSettings&) const = default;
+};
+
+// [shutdown]
+struct ShutdownSettings {
+  std::int64_t drain_timeout_ms = 30000;
+  bool operator==(const ShutdownSettings&) const = default;
+};
+
+struct Settings {
+  ListenerSettings listener;
+  UpstreamSettings upstream;
+  ProducerSettings producer;
+  MetricsSettings metrics;
+  LogSettings log;
+  ShutdownSettings shutdown;
+  bool operator==(const Settings&) const = default;
+};
+
+}  // namespace pp::config
