@@ -1,0 +1,71 @@
+#include "daemon/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+
+namespace pp {
+
+config::ConfigSource CommandLine::config_source() const {
+  config::ConfigSource source{config_path, overrides};
+  if (log_level)
+    source.overrides.push_back("log.level=" + std::string(config::to_string(*log_level)));
+  return source;
+}
+
+std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* const> args,
+                                                       std::string_view version) {
+  CLI::App app{"Kafka produce sidecar: legacy clients in, idempotent batched produce out.",
+               "produce-proxy"};
+  CommandLine cli;
+  std::string config_path;
+  std::string log_level;
+  bool show_version = false;
+
+  app.add_option("--config", config_path,
+                 "TOML config file [$PRODUCE_PROXY_CONFIG, else " +
+                     std::string(config::kDefaultConfigPath) + "]")
+      ->type_name("FILE");
+  // One KEY=VALUE per --set, repeatable: a second bare word is a usage error,
+  // not silently another override.
+  app.add_option("--set", cli.overrides, "Override one key, e.g. --set producer.linger_ms=10")
+      ->type_name("KEY=VALUE")
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+  std::vector<std::string> levels;
+  for (const auto name : config::enum_names<config::LogLevel>()) levels.emplace_back(name);
+  app.add_option("--log-level", log_level, "Log level, over log.level of the config")
+      ->type_name("LEVEL")
+      ->check(CLI::IsMember(levels));
+  app.add_flag("--check-config", cli.check_config,
+               "Validate the config, print every problem, exit 0 (valid) or 2");
+  app.add_flag("--version", show_version, "Print the version and exit");
+
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::CallForHelp&) {
+    return std::unexpected(CliExit{kExitClean, app.help()});
+  } catch (const CLI::ParseError& e) {
+    return std::unexpected(CliExit{kExitBadConfig, "produce-proxy: " + std::string(e.what()) +
+                                                       "\nRun with --help for the options.\n"});
+  }
+  if (show_version) {
+    return std::unexpected(CliExit{kExitClean, "produce-proxy " + std::string(version) + "\n"});
+  }
+  if (!config_path.empty() || app.count("--config") > 0) cli.config_path = config_path;
+  if (!log_level.empty()) cli.log_level = config::parse_enum<config::LogLevel>(log_level);
+  return cli;
+}
+
+int check_config(const CommandLine& cli, std::ostream& out, std::ostream& err) {
+  const config::ConfigSource source = cli.config_source();
+  const auto settings = config::load_settings(source);
+  if (!settings) {
+    err << config::format_errors(settings.error());
+    return kExitBadConfig;
+  }
+  out << config::resolve_config_path(source.path) << ": ok\n";
+  return kExitClean;
+}
+
+}  // namespace pp
