@@ -94,6 +94,8 @@ class BrokerServer::Session {
     }
 
     RoutedRequest routed = route_request(cluster(), server_.id_, frame);
+    log().trace("broker {}: {} v{} correlation {} from {}", server_.id_, api_name(routed.api),
+                routed.version, routed.correlation_id, peer_);
     if (routed.action == RoutedRequest::Action::kClose) {
       log().warn("broker {}: closing connection from {}: {}", server_.id_, peer_, routed.close_reason);
       close();
