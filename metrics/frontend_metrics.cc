@@ -1,0 +1,29 @@
+#include "metrics/frontend_metrics.h"
+
+#include <chrono>
+
+#include "metrics/metrics.h"
+
+namespace pp {
+
+void FrontendMetrics::on_client_connections(std::int64_t open) {
+  metrics_.set_client_connections(open);
+}
+
+void FrontendMetrics::on_request(ApiKey api, std::int16_t version) {
+  metrics_.on_client_request(api, version);
+}
+
+void FrontendMetrics::on_records_received(std::int64_t records, std::int64_t bytes) {
+  metrics_.on_records_received(records, bytes);
+}
+
+void FrontendMetrics::on_backpressure(bool active) {
+  metrics_.set_backpressure(active);
+}
+
+void FrontendMetrics::on_produce_done(std::int16_t acks, std::int64_t duration_ms) {
+  metrics_.on_client_request_done(acks, std::chrono::milliseconds(duration_ms));
+}
+
+}  // namespace pp

@@ -1,0 +1,27 @@
+// The front end's facts as metrics: pp::FrontendObserver forwarded to the
+// plain methods of Metrics. Loop thread, per request or per event.
+#pragma once
+
+#include <cstdint>
+
+#include "proxy/frontend/frontend_observer.h"
+
+namespace pp {
+
+class Metrics;
+
+class FrontendMetrics final : public FrontendObserver {
+ public:
+  explicit FrontendMetrics(Metrics& metrics) : metrics_(metrics) {}
+
+  void on_client_connections(std::int64_t open) override;
+  void on_request(ApiKey api, std::int16_t version) override;
+  void on_records_received(std::int64_t records, std::int64_t bytes) override;
+  void on_backpressure(bool active) override;
+  void on_produce_done(std::int16_t acks, std::int64_t duration_ms) override;
+
+ private:
+  Metrics& metrics_;
+};
+
+}  // namespace pp

@@ -1,0 +1,93 @@
+#include "metrics/pipeline_metrics.h"
+
+#include <string>
+
+namespace pp {
+
+namespace {
+
+prometheus::Labels error_label(ErrorCode e) {
+  return {{"error", std::string(error_name(e))}};
+}
+
+prometheus::Labels broker_label(std::int32_t node) {
+  return {{"broker", std::to_string(node)}};
+}
+
+}  // namespace
+
+PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels)
+    : families_(families),
+      partitions_(families.inflight_batches, families.partition_window,
+                  families.window_resets_total, partition_labels),
+      retries_(families.retries_total),
+      failed_(families.records_failed_total),
+      requests_by_node_(families.upstream_requests_total),
+      // Unlabelled series exist from the start, so a scrape shows 0, not nothing.
+      duplicates_(families.duplicate_sequence_total.Add({})),
+      leader_changes_(families.leader_changes_total.Add({})),
+      delivered_(families.records_delivered_total.Add({})),
+      round_trip_(families.upstream_request_duration_seconds.Add(
+          {}, MetricBuckets::upstream_request_seconds())),
+      batch_records_(families.batch_records.Add({}, MetricBuckets::batch_records())),
+      batch_bytes_(families.batch_bytes.Add({}, MetricBuckets::batch_bytes())) {}
+
+void PipelineMetrics::on_window(const TopicPartition& tp, std::int32_t window) {
+  partitions_.set_window(tp, window);
+}
+
+void PipelineMetrics::on_window_reset(const TopicPartition& tp) {
+  partitions_.window_reset(tp);
+}
+
+void PipelineMetrics::on_inflight_batches(const TopicPartition& tp, std::int32_t count) {
+  partitions_.set_inflight(tp, count);
+}
+
+void PipelineMetrics::on_batch_sent(const TopicPartition&, std::int32_t records, std::size_t bytes,
+                                    bool retry) {
+  // A retry re-sends a batch already measured; counting it again would skew
+  // the size distribution towards whatever failed. retries_total counts those.
+  if (retry) return;
+  batch_records_.Observe(records);
+  batch_bytes_.Observe(static_cast<double>(bytes));
+}
+
+void PipelineMetrics::on_retry(ErrorCode error) {
+  retries_.get(error, error_label).Increment();
+}
+
+void PipelineMetrics::on_duplicate_sequence() {
+  duplicates_.Increment();
+}
+
+void PipelineMetrics::on_epoch_bump(std::string_view reason) {
+  auto it = bumps_by_reason_.find(reason);
+  if (it == bumps_by_reason_.end()) {
+    auto& child = families_.producer_epoch_bumps_total.Add({{"reason", std::string(reason)}});
+    it = bumps_by_reason_.emplace(std::string(reason), &child).first;
+  }
+  it->second->Increment();
+}
+
+void PipelineMetrics::on_leader_change(const TopicPartition&) {
+  leader_changes_.Increment();
+}
+
+void PipelineMetrics::on_records_delivered(std::int64_t records) {
+  delivered_.Increment(static_cast<double>(records));
+}
+
+void PipelineMetrics::on_records_failed(ErrorCode error, std::int64_t records) {
+  failed_.get(error, error_label).Increment(static_cast<double>(records));
+}
+
+void PipelineMetrics::on_produce_request(std::int32_t node) {
+  requests_by_node_.get(node, broker_label).Increment();
+}
+
+void PipelineMetrics::on_produce_response(std::int32_t, std::int64_t round_trip_ms) {
+  round_trip_.Observe(static_cast<double>(round_trip_ms) / 1000.0);
+}
+
+}  // namespace pp
