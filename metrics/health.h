@@ -1,0 +1,53 @@
+// Liveness and readiness, as /healthz and /readyz report them (INTERFACES.md
+// "HTTP endpoints"). Written by the loop thread and the daemon, read by the
+// HTTP server's threads: atomics only (ARCHITECTURE.md rule 1).
+//
+// Liveness is a heartbeat: a uv timer on the loop calls beat() every
+// kBeatInterval; the loop is alive while the last beat is younger than
+// stall_after. A loop stuck in a callback (or a daemon that forgot the timer)
+// stops beating, and /healthz turns 503 within a second.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace pp {
+
+class Health {
+ public:
+  static constexpr std::chrono::milliseconds kBeatInterval{200};
+  static constexpr std::chrono::milliseconds kStallAfter{1000};
+
+  // Starts alive (as if it had just beaten), not ready, not draining.
+  explicit Health(std::chrono::milliseconds stall_after = kStallAfter);
+
+  Health(const Health&) = delete;
+  Health& operator=(const Health&) = delete;
+
+  // Loop thread, from a repeating timer of kBeatInterval.
+  void beat();
+  // The daemon: true once the client listener is up, upstream metadata is
+  // known and a producer id is held; false if one of those is lost.
+  void set_ready(bool ready);
+  // The daemon, when a drain starts. One way: readiness stays false after it,
+  // whatever set_ready says, so a producer id won in the middle of a drain
+  // does not invite new traffic.
+  void set_draining();
+
+  // Any thread.
+  bool live() const;
+  bool ready() const;
+  bool draining() const { return draining_.load(std::memory_order_acquire); }
+  std::chrono::milliseconds since_last_beat() const;
+
+ private:
+  static std::int64_t now_ns();
+
+  const std::chrono::milliseconds stall_after_;
+  std::atomic<std::int64_t> last_beat_ns_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace pp
