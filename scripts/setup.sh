@@ -29,6 +29,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # real peers for end-to-end tests and golden captures
   kcat python3-kafka python3-confluent-kafka
+  # promtool lints our /metrics output and a real Prometheus server scrapes
+  # it (tests/integration/metrics); the tests start their own, on loopback
+  prometheus
 )
 
 if [ "$capture_tools" -eq 1 ]; then
