@@ -136,8 +136,14 @@ Decoded<void> decode_value(WireReader& r, T& out, bool nullable, SchemaContext c
 template <class T>
 constexpr std::size_t min_wire_size(SchemaContext c) {
   using namespace schema_detail;
-  if constexpr (IsOptional<T>::value || std::is_same_v<T, RecordsView> ||
-                std::is_same_v<T, Bytes> || IsVector<T>::value) {
+  if constexpr (IsOptional<T>::value) {
+    // The smaller of the inner value and a null, which is a length prefix of
+    // the inner type's width: a nullable string's null is an int16 (2 bytes),
+    // so a count of 1-byte names must not be judged by 4 bytes each.
+    using Inner = typename T::value_type;
+    const std::size_t null_size = c.flexible ? 1 : (kWideLength<Inner> ? 4 : 2);
+    return std::min(min_wire_size<Inner>(c), null_size);
+  } else if constexpr (std::is_same_v<T, RecordsView> || std::is_same_v<T, Bytes> || IsVector<T>::value) {
     return c.flexible ? 1 : 4;
   } else if constexpr (std::is_same_v<T, std::string>) {
     return c.flexible ? 1 : 2;
