@@ -29,23 +29,29 @@ std::optional<Versions> served_versions(ApiKey key) {
   return v;
 }
 
-std::vector<ApiVersionRange> served_api_ranges() {
+std::vector<ApiVersionRange> advertised_api_ranges() {
   std::vector<ApiVersionRange> out;
+  auto add = [&out](ApiKey key, Versions v) {
+    ApiVersionRange& r = out.emplace_back();
+    r.api_key = static_cast<std::int16_t>(key);
+    r.min_version = v.min;
+    r.max_version = v.max;
+  };
   for (const ApiSpec& spec : described_apis()) {
-    if (auto v = served_versions(spec.key)) {
-      ApiVersionRange& r = out.emplace_back();
-      r.api_key = static_cast<std::int16_t>(spec.key);
-      r.min_version = v->min;
-      r.max_version = v->max;
-    }
+    if (auto v = served_versions(spec.key)) add(spec.key, *v);
   }
+  // Listed for librdkafka's feature detection only (see the header).
+  if (const ApiSpec* fetch = find_api(ApiKey::kFetch)) {
+    add(ApiKey::kFetch, Versions{std::max<std::int16_t>(fetch->versions.min, 4), fetch->versions.max});
+  }
+  add(ApiKey::kFindCoordinator, Versions{0, 0});
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.api_key < b.api_key; });
   return out;
 }
 
 Bytes answer_api_versions(std::int32_t correlation_id, std::int16_t request_version) {
   ApiVersionsResponse response;
-  response.api_keys = served_api_ranges();
+  response.api_keys = advertised_api_ranges();
   const auto served = served_versions(ApiKey::kApiVersions);
   if (!served || !served->contains(request_version)) {
     response.error_code = ErrorCode::kUnsupportedVersion;

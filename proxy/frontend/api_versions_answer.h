@@ -27,10 +27,17 @@ inline constexpr std::int16_t kFrontendMaxProduceVersion = 12;
 // and v0-2 clients are who the proxy is for.
 std::optional<Versions> served_versions(ApiKey key);
 
-// Ordered by api key, for the ApiVersions answer.
-std::vector<ApiVersionRange> served_api_ranges();
+// Ordered by api key, for the ApiVersions answer: what we serve, plus two
+// APIs listed only so clients turn features on. librdkafka decides what it
+// may send from the broker's ApiVersions (rdkafka_feature.c): magic 2 needs
+// Fetch v4 listed, zstd Fetch v10, and LZ4 FindCoordinator v0. Without them
+// a default kcat falls back to magic 0 in Produce v7 and drops headers,
+// zstd and lz4. A client that does send Fetch gets the protocol's error
+// answer (v7+) or a close with a log line; FindCoordinator closes.
+std::vector<ApiVersionRange> advertised_api_ranges();
 
-// The whole response frame for an ApiVersions request. A version outside our
+// The whole response frame for an ApiVersions request (advertised_api_ranges).
+// A version outside our
 // range gets UNSUPPORTED_VERSION in the v0 layout with our ranges, so the
 // client can retry at a version we list (KIP-511; Kafka's
 // ApiVersionsRequest.getErrorResponse).

@@ -111,6 +111,24 @@ TEST_F(MetadataSocketTest, EveryVersionAnswersWithTheAdvertisedBrokerAsLeader) {
   }
 }
 
+TEST_F(MetadataSocketTest, OneCharacterTopicNamesDecodeInEveryVersion) {
+  // librdkafka asks Metadata v0 for topic "t": 3 bytes per entry, which a
+  // count check assuming 4-byte nullable strings once refused.
+  directory_->add("t", 2);
+  start();
+  auto client = connect();
+  for (std::int16_t version : {0, 1, 4, 9, 12}) {
+    SCOPED_TRACE(version);
+    ASSERT_TRUE(client->send(ApiKey::kMetadata, version, 1, request_for(std::vector<std::string>{"t"}), "rdkafka"));
+    auto frame = client->read_frame();
+    ASSERT_TRUE(frame);
+    auto response = test::decode_response<MetadataResponse>(*frame, version);
+    ASSERT_TRUE(response);
+    ASSERT_EQ(response->topics.size(), 1u);
+    EXPECT_EQ(response->topics[0].partitions.size(), 2u);
+  }
+}
+
 TEST_F(MetadataSocketTest, AllTopicsNoTopicsAndAutoCreationReachTheDirectory) {
   start();
   auto client = connect();
