@@ -1,12 +1,96 @@
-// produce-proxy entry point. Until the daemon issue lands it only reports its version.
-#include <cstdio>
-#include <cstring>
+// produce-proxy: parse the command line, load the configuration, run the
+// runtime on one libuv loop until SIGTERM/SIGINT has drained it.
+#include <spdlog/spdlog.h>
+#include <uv.h>
+
+#include <iostream>
+
+#include "config/diff.h"
+#include "daemon/cli.h"
+#include "daemon/proxy_runtime.h"
+#include "metrics/logging.h"
+#include "proxy/net/async.h"
+
+namespace {
+
+void log_reload(const std::vector<pp::config::KeyChange>& changes) {
+  if (changes.empty()) spdlog::info("SIGHUP: configuration unchanged");
+  for (const auto& c : changes) {
+    if (c.live) {
+      spdlog::info("SIGHUP: {} = {} (was {}), applied", c.key, c.after, c.before);
+    } else {
+      spdlog::warn("SIGHUP: {} = {} (was {}) needs a restart; still running with {}", c.key, c.after,
+                   c.before, c.before);
+    }
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--version") == 0) {
-    std::printf("produce-proxy %s\n", PP_VERSION);
-    return 0;
+  auto cli = pp::parse_command_line(std::span<const char* const>(argv, static_cast<std::size_t>(argc)), PP_VERSION);
+  if (!cli) {
+    (cli.error().exit_code == 0 ? std::cout : std::cerr) << cli.error().output;
+    return cli.error().exit_code;
   }
-  std::printf("produce-proxy %s: the daemon is not built yet (see README.md)\n", PP_VERSION);
-  return 0;
+  if (cli->check_config) return pp::check_config(*cli, std::cout, std::cerr);
+
+  auto settings = pp::config::load_settings(cli->config_source());
+  if (!settings) {
+    std::cerr << pp::config::format_errors(settings.error());
+    return pp::kExitBadConfig;
+  }
+  if (auto logging = pp::configure_logging(pp::config::to_string(settings->log.level),
+                                           pp::config::to_string(settings->log.format));
+      !logging) {
+    std::cerr << "log: " << logging.error() << "\n";
+    return pp::kExitBadConfig;
+  }
+  spdlog::info("produce-proxy {} starting", PP_VERSION);
+
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int exit_code = pp::kExitClean;
+  {
+    pp::ProxyRuntime runtime(&loop, *settings);
+    bool stopped = false;
+    auto on_failed = [&](int code) {
+      exit_code = code;
+      stopped = true;
+      uv_stop(&loop);
+    };
+    if (auto started = runtime.start(nullptr, on_failed); !started) {
+      spdlog::error("start-up failed: {}", started.error());
+      exit_code = pp::kExitRuntimeFailure;
+    } else {
+      pp::config::Settings running = *settings;
+      auto on_stop_signal = [&](int signum) {
+        spdlog::info("{}: draining", signum == SIGINT ? "SIGINT" : "SIGTERM");
+        runtime.drain([&](int code) {
+          exit_code = code;
+          stopped = true;
+          uv_stop(&loop);
+        });
+      };
+      pp::net::Signal sigterm(&loop, SIGTERM, on_stop_signal);
+      pp::net::Signal sigint(&loop, SIGINT, on_stop_signal);
+      pp::net::Signal sighup(&loop, SIGHUP, [&](int) {
+        auto reloaded = pp::config::load_settings(cli->config_source());
+        if (!reloaded) {
+          spdlog::error("SIGHUP: configuration not reloaded:\n{}", pp::config::format_errors(reloaded.error()));
+          return;
+        }
+        log_reload(pp::config::diff_settings(running, *reloaded));
+        running = pp::config::with_live_changes(running, *reloaded);
+        (void)pp::configure_logging(pp::config::to_string(running.log.level), pp::config::to_string(running.log.format));
+        runtime.reload(running);
+      });
+      while (!stopped && uv_run(&loop, UV_RUN_DEFAULT) != 0) {
+      }
+    }
+  }
+  // Let close callbacks of everything the runtime owned run.
+  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_loop_close(&loop);
+  return exit_code;
 }

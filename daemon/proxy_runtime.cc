@@ -1,0 +1,155 @@
+#include "daemon/proxy_runtime.h"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/settings_mapping.h"
+
+namespace pp {
+
+namespace {
+
+constexpr std::uint64_t kHeartbeatMs = 200;   // /healthz: the loop answers
+constexpr std::uint64_t kReadinessPollMs = 50;
+constexpr std::uint64_t kDrainPollMs = 20;
+
+}  // namespace
+
+ProxyRuntime::ProxyRuntime(uv_loop_t* loop, config::Settings settings)
+    : loop_(loop),
+      settings_(std::move(settings)),
+      heartbeat_(loop),
+      readiness_(loop),
+      watchdog_(loop),
+      drain_timer_(loop) {}
+
+ProxyRuntime::~ProxyRuntime() {
+  frontend_.reset();
+  if (driver_) driver_->close();
+}
+
+std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_ready,
+                                                     std::function<void(int)> on_failed) {
+  on_ready_ = std::move(on_ready);
+  on_failed_ = std::move(on_failed);
+  metrics_ = std::make_unique<Metrics>(to_metrics_config(settings_));
+  try {
+    metrics_server_ = std::make_unique<MetricsServer>(settings_.metrics.address, *metrics_, health_);
+  } catch (const std::exception& e) {
+    return std::unexpected(std::string("metrics listener: ") + e.what());
+  }
+  heartbeat_.start(0, kHeartbeatMs, [this] {
+    health_.beat();
+    sample_metrics();
+  });
+
+  upstream::UpstreamConfig upstream = to_upstream_config(settings_);
+  if (settings_.upstream.embedded()) {
+    // Demo mode: records live in this process's memory only.
+    embedded_ = std::make_unique<MockCluster>(3);
+    upstream.bootstrap_servers = embedded_->bootstrap_list();
+    spdlog::warn(
+        "upstream: EMBEDDED mock cluster (librdkafka) at {} -- a demo: records stay in this "
+        "process's memory and are lost when it exits",
+        embedded_->bootstraps());
+  }
+  for (const auto& b : upstream.bootstrap_servers) bootstrap_ += (bootstrap_.empty() ? "" : ",") + b;
+  driver_ = std::make_unique<ProducerDriver>(loop_, upstream, to_pipeline_config(settings_),
+                                             &metrics_->pipeline_observer());
+  if (auto started = driver_->start(); !started) return std::unexpected("upstream: " + started.error());
+
+  auto frontend_config = to_frontend_config(settings_);
+  if (!frontend_config) return std::unexpected(frontend_config.error());
+  frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, driver_->producer(), *driver_,
+                                         &metrics_->frontend_observer());
+  if (systemd_.watchdog_period()) {
+    const auto period = static_cast<std::uint64_t>(systemd_.watchdog_period()->count());
+    watchdog_.start(period, period, [this] {
+      if (health_.live()) systemd_.watchdog();
+    });
+  }
+  readiness_.start(0, kReadinessPollMs, [this] { check_ready(); });
+  return {};
+}
+
+// The client listener opens only once the upstream can take records: a client
+// that connects early would otherwise see Metadata without topics.
+void ProxyRuntime::check_ready() {
+  if (ready_ || draining_) return;
+  const bool metadata_known = driver_->upstream().metadata().has_responses();
+  const bool producer_id_held = driver_->producer().identity_state() == IdentityState::kReady;
+  if (!metadata_known || !producer_id_held) return;
+  if (auto listening = frontend_->start(); !listening) {
+    spdlog::error("start-up failed: client listener: {}", listening.error());
+    readiness_.stop();
+    drain([this](int) {
+      if (on_failed_) on_failed_(1);
+    });
+    return;
+  }
+  readiness_.stop();
+  ready_ = true;
+  health_.set_ready(true);
+  const auto id = driver_->producer().identity();
+  spdlog::info("ready: clients connect to {}:{}, Prometheus scrapes 127.0.0.1:{} (producer id {}, epoch {})",
+               settings_.listener.address.substr(0, settings_.listener.address.rfind(':')), client_port(),
+               metrics_port(), id.id.value, id.epoch.value);
+  systemd_.ready("serving");
+  if (on_ready_) on_ready_();
+}
+
+void ProxyRuntime::sample_metrics() {
+  std::vector<BrokerSample> brokers;
+  for (const auto& b : driver_ ? driver_->upstream().broker_status() : std::vector<upstream::BrokerStatus>{}) {
+    brokers.push_back(BrokerSample{b.node_id, b.in_flight, b.connected});
+  }
+  metrics_->sample(driver_ ? driver_->producer().buffered_bytes() : 0, brokers);
+}
+
+void ProxyRuntime::drain(std::function<void(int exit_code)> done) {
+  if (draining_) return;
+  draining_ = true;
+  on_drained_ = std::move(done);
+  health_.set_draining();
+  systemd_.stopping("draining");
+  readiness_.stop();
+  if (frontend_) frontend_->stop();
+  driver_->producer().flush();
+  drain_deadline_ms_ = driver_->clock().now_ms() + settings_.shutdown.drain_timeout_ms;
+  spdlog::info("draining: {} bytes buffered; deadline in {} ms", driver_->producer().buffered_bytes(),
+               settings_.shutdown.drain_timeout_ms);
+  drain_timer_.start(0, kDrainPollMs, [this] {
+    if (driver_->producer().idle()) {
+      finish_drain(false);
+    } else if (driver_->clock().now_ms() >= drain_deadline_ms_) {
+      finish_drain(true);
+    }
+  });
+}
+
+void ProxyRuntime::finish_drain(bool deadline) {
+  drain_timer_.stop();
+  heartbeat_.stop();
+  watchdog_.stop();
+  int exit_code = 0;
+  if (deadline) {
+    const std::size_t lost_bytes = driver_->producer().buffered_bytes();
+    driver_->producer().abort_all(ErrorCode::kRequestTimedOut);
+    spdlog::error("drain deadline reached: {} bytes of accepted records were not delivered", lost_bytes);
+    exit_code = 1;
+  } else {
+    spdlog::info("drained: every accepted record was delivered");
+  }
+  driver_->close();
+  auto done = std::move(on_drained_);
+  if (done) done(exit_code);
+}
+
+void ProxyRuntime::reload(const config::Settings& reloaded) {
+  settings_ = reloaded;
+  driver_->producer().apply_config(to_pipeline_config(settings_));
+}
+
+std::uint16_t ProxyRuntime::client_port() const { return frontend_ ? frontend_->port() : 0; }
+std::uint16_t ProxyRuntime::metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
+
+}  // namespace pp

@@ -1,0 +1,88 @@
+// The daemon's wiring on one libuv loop (ARCHITECTURE.md): the metrics server,
+// the upstream (a real cluster, or librdkafka's mock cluster in-process for
+// bootstrap_servers = ["embedded"]), the idempotent producer, the legacy-client
+// front end, and the lifecycle: start in the documented order, report ready,
+// drain on request, reload what can change live.
+#pragma once
+
+#include <uv.h>
+
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/settings.h"
+#include "daemon/mock_cluster.h"
+#include "daemon/producer_driver.h"
+#include "daemon/systemd_notify.h"
+#include "metrics/health.h"
+#include "metrics/metrics.h"
+#include "metrics/metrics_server.h"
+#include "proxy/frontend/frontend.h"
+
+namespace pp {
+
+class ProxyRuntime {
+ public:
+  ProxyRuntime(uv_loop_t* loop, config::Settings settings);
+  ~ProxyRuntime();
+  ProxyRuntime(const ProxyRuntime&) = delete;
+  ProxyRuntime& operator=(const ProxyRuntime&) = delete;
+
+  // Start-up in INTERFACES.md's order: metrics listener, upstream, producer
+  // id, then the client listener; `on_ready` runs once all of that holds
+  // (sd_notify READY=1 and /readyz 200 are sent by the runtime itself).
+  // Errors are start-up failures (a port in use, a bad address).
+  // `on_failed(exit_code)` runs if start-up fails after start() returned (the
+  // client listener cannot bind once the upstream is ready).
+  std::expected<void, std::string> start(std::function<void()> on_ready = nullptr,
+                                         std::function<void(int)> on_failed = nullptr);
+
+  // SIGTERM/SIGINT: stop taking requests, let what is buffered drain upstream
+  // for up to shutdown.drain_timeout_ms, then `done(exit_code)`: 0 when every
+  // accepted record was delivered, 1 when some were lost to the deadline.
+  void drain(std::function<void(int exit_code)> done);
+  bool draining() const { return draining_; }
+
+  // SIGHUP with freshly loaded settings: live keys apply now, the rest are
+  // logged as needing a restart.
+  void reload(const config::Settings& reloaded);
+
+  // ---- for tests and the log line at start ----
+  std::uint16_t client_port() const;
+  std::uint16_t metrics_port() const;
+  std::string upstream_bootstrap() const { return bootstrap_; }
+  bool ready() const { return ready_; }
+  ProducerDriver& driver() { return *driver_; }
+  Metrics& metrics() { return *metrics_; }
+
+ private:
+  void check_ready();
+  void sample_metrics();
+  void finish_drain(bool deadline);
+
+  uv_loop_t* loop_;
+  config::Settings settings_;
+  std::string bootstrap_;
+  SystemdNotifier systemd_;
+  Health health_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<MetricsServer> metrics_server_;
+  std::unique_ptr<MockCluster> embedded_;
+  std::unique_ptr<ProducerDriver> driver_;
+  std::unique_ptr<Frontend> frontend_;
+  net::Timer heartbeat_;
+  net::Timer readiness_;
+  net::Timer watchdog_;
+  net::Timer drain_timer_;
+  std::function<void()> on_ready_;
+  std::function<void(int)> on_failed_;
+  std::function<void(int)> on_drained_;
+  std::int64_t drain_deadline_ms_ = 0;
+  bool ready_ = false;
+  bool draining_ = false;
+};
+
+}  // namespace pp

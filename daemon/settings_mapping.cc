@@ -1,0 +1,50 @@
+#include "daemon/settings_mapping.h"
+
+namespace pp {
+
+upstream::UpstreamConfig to_upstream_config(const config::Settings& s) {
+  upstream::UpstreamConfig u;
+  u.bootstrap_servers = s.upstream.bootstrap_servers;
+  u.client_id = s.upstream.client_id;
+  u.request_timeout_ms = static_cast<int>(s.upstream.request_timeout_ms);
+  u.metadata_max_age_ms = static_cast<int>(s.upstream.metadata_max_age_ms);
+  u.max_in_flight_per_connection = static_cast<int>(s.producer.max_in_flight_per_connection);
+  return u;
+}
+
+PipelineConfig to_pipeline_config(const config::Settings& s) {
+  PipelineConfig p;
+  p.linger_ms = s.producer.linger_ms;
+  p.batch_bytes = static_cast<std::size_t>(s.producer.batch_bytes);
+  // The config's names are Kafka's compression.type names, as the codec's are.
+  p.compression = parse_compression_codec(config::to_string(s.producer.compression)).value_or(CompressionCodec::kNone);
+  p.max_partition_window = static_cast<std::int32_t>(s.producer.max_partition_window);
+  p.delivery_timeout_ms = s.producer.delivery_timeout_ms;
+  p.retry_backoff_ms = s.producer.retry_backoff_ms;
+  p.retry_backoff_max_ms = s.producer.retry_backoff_max_ms;
+  p.buffer_memory_bytes = static_cast<std::size_t>(s.producer.buffer_memory_bytes);
+  p.request_timeout_ms = static_cast<std::int32_t>(s.upstream.request_timeout_ms);
+  return p;
+}
+
+std::expected<FrontendConfig, std::string> to_frontend_config(const config::Settings& s) {
+  FrontendConfig f;
+  auto listen = net::parse_host_port(s.listener.address);
+  if (!listen) return std::unexpected("listener.address: " + listen.error());
+  f.listen_address = *listen;
+  if (!s.listener.advertised_address.empty()) {
+    auto advertised = net::parse_host_port(s.listener.advertised_address);
+    if (!advertised) return std::unexpected("listener.advertised_address: " + advertised.error());
+    f.advertised_address = *advertised;
+  }
+  f.max_connections = static_cast<std::size_t>(s.listener.max_connections);
+  f.max_request_bytes = static_cast<std::size_t>(s.listener.max_request_bytes);
+  f.idle_timeout_ms = s.listener.idle_timeout_ms;
+  return f;
+}
+
+MetricsConfig to_metrics_config(const config::Settings& s) {
+  return MetricsConfig{s.metrics.address, s.metrics.partition_labels};
+}
+
+}  // namespace pp

@@ -1,0 +1,22 @@
+// config::Settings (what operators write) onto each layer's own config struct
+// (what the layers take), in one place.
+#pragma once
+
+#include <expected>
+#include <string>
+
+#include "config/settings.h"
+#include "metrics/metrics_config.h"
+#include "proxy/frontend/frontend_config.h"
+#include "proxy/pipeline/pipeline_config.h"
+#include "proxy/upstream/upstream.h"
+
+namespace pp {
+
+upstream::UpstreamConfig to_upstream_config(const config::Settings& s);
+PipelineConfig to_pipeline_config(const config::Settings& s);
+// Addresses were validated by config/; the error is for a caller that skipped that.
+std::expected<FrontendConfig, std::string> to_frontend_config(const config::Settings& s);
+MetricsConfig to_metrics_config(const config::Settings& s);
+
+}  // namespace pp
