@@ -83,18 +83,16 @@ class BlockingClient {
     return frame;
   }
 
-  struct Response {
-    std::int32_t correlation_id = 0;
-    Bytes frame;
-  };
   // Decodes the response header (v0, or v1 for flexible versions except
-  // ApiVersions) and the body of M at `version`.
+  // ApiVersions) and the body of M at `version`. RECORDS fields borrow from
+  // the frame, which the client keeps until the next receive.
   template <Message M>
   std::optional<M> receive(std::int16_t version, std::int32_t* correlation_id = nullptr,
                            std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
     auto frame = receive_frame(timeout);
     if (!frame) return std::nullopt;
-    WireReader r(*frame);
+    last_frame_ = std::move(*frame);
+    WireReader r(last_frame_);
     auto corr = r.read_int32();
     if (!corr) return std::nullopt;
     if (correlation_id) *correlation_id = *corr;
@@ -139,6 +137,7 @@ class BlockingClient {
 
   int fd_ = -1;
   bool closed_ = false;
+  Bytes last_frame_;
 };
 
 }  // namespace pp::test_broker::testing
