@@ -150,6 +150,13 @@ void ClientSession::close_after_pending(const std::string& reason) {
   if (pending_.empty()) finish_close();
 }
 
+void ClientSession::finish_then_close() {
+  if (closing_ || closed_) return;
+  closing_ = true;
+  connection_.stop_reading();
+  if (pending_.empty()) finish_close();
+}
+
 void ClientSession::close_now() {
   if (closed_) return;
   finish_close();

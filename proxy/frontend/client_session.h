@@ -54,6 +54,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   void update_reading();
   // Stop reading now; close once every earlier response is written.
   void close_after_pending(const std::string& reason);
+  // Shutdown: read no more requests, answer the ones read, then close.
+  void finish_then_close();
   // Close at once, dropping unwritten responses (front end stopping).
   void close_now();
 

@@ -55,6 +55,15 @@ std::expected<void, std::string> Frontend::start() {
   return {};
 }
 
+void Frontend::drain() {
+  if (context_->stopped || draining_) return;
+  draining_ = true;
+  listener_.close();
+  frontend::log().info("draining: answering the requests {} clients already sent, then closing them",
+                       sessions_.size());
+  for (auto& s : sessions_in_turn()) s->finish_then_close();
+}
+
 void Frontend::stop() {
   if (context_->stopped) return;
   context_->stopped = true;
@@ -79,7 +88,7 @@ bool Frontend::backpressure_active() const { return context_->paused; }
 
 void Frontend::on_accept(net::TcpConnection connection) {
   FrontendContext& ctx = *context_;
-  if (ctx.stopped) return;
+  if (ctx.stopped || draining_) return;
   if (sessions_.size() >= ctx.config.max_connections) {
     ++ctx.counters.connections_refused_total;
     frontend::log().warn("refusing client {}: max_connections ({}) reached", connection.peer_name(),

@@ -46,8 +46,14 @@ class Frontend {
 
   // Binds and listens on config.listen_address; the error names the address.
   std::expected<void, std::string> start();
+  // Shutdown, first step: stop accepting and stop reading requests; every
+  // request already read is still answered, then its connection closes. A
+  // client that gets its answers does not retry (and duplicate) records the
+  // sink is delivering anyway.
+  void drain();
   // Stops accepting, closes every client (unwritten answers are dropped; the
-  // sink keeps and delivers the runs it took). Idempotent.
+  // sink keeps and delivers the runs it took). Idempotent; after drain(), at
+  // the drain deadline.
   void stop();
 
   std::uint16_t port() const;  // the bound port (listen on port 0 in tests)
@@ -76,6 +82,7 @@ class Frontend {
   std::uint64_t last_pause_log_ms_ = 0;
   std::unordered_map<std::uint64_t, std::shared_ptr<ClientSession>> sessions_;
   std::uint64_t next_session_id_ = 1;
+  bool draining_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -174,6 +174,31 @@ TEST_F(ConnectionTest, AClientLeavingWithRequestsPendingStillHasItsRecordsDelive
   EXPECT_EQ(frontend_->counters().client_connections, 0);
 }
 
+TEST_F(ConnectionTest, DrainingAnswersWhatWasReadThenCloses) {
+  start();
+  auto waiting = connect();
+  auto idle = connect();
+  ASSERT_TRUE(answers_api_versions(*idle, 1));
+  ASSERT_TRUE(waiting->write_raw(test::produce_frame(
+      2, 1, -1, {{"orders", 0, test::legacy_set(1, CompressionCodec::kNone, test::numbered_records(2))}})));
+  ASSERT_TRUE(wait_for_submissions(1));
+  frontend_->drain();
+  EXPECT_TRUE(idle->wait_closed());  // nothing owed: closed at once
+  test::run_for(&loop_, 30);
+  EXPECT_FALSE(waiting->eof());
+  sink_.complete(0, 500);
+  auto frame = waiting->read_frame();
+  ASSERT_TRUE(frame);
+  auto response = test::decode_response<ProduceResponse>(*frame, 2);
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->responses[0].partition_responses[0].base_offset, 500);
+  EXPECT_TRUE(waiting->wait_closed());
+  // No new clients while draining.
+  test::TestClient late(&loop_, frontend_->port());
+  EXPECT_TRUE(!late.connected() || late.wait_closed(500) || frontend_->open_connections() == 0);
+  EXPECT_EQ(frontend_->open_connections(), 0u);
+}
+
 TEST_F(ConnectionTest, StoppingWithRequestsPendingIsSafe) {
   start();
   auto client = connect();
