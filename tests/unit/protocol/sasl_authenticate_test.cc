@@ -9,98 +9,12 @@
 #include <string>
 #include <string_view>
 
-#include "tests/support/schema_values.h"
+#include "tests/support/message_test_helpers.h"
 
 namespace pp {
 namespace {
 
-// ---- helpers (kept per file: each API's test stands alone) ----
-
-// "0005 504c" -> "0005504c": expected bytes are written grouped by field.
-std::string unspaced(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c != ' ') out += c;
-  }
-  return out;
-}
-
-std::string hex(ByteView b) {
-  std::string s;
-  char buf[4];
-  for (auto c : b) {
-    std::snprintf(buf, sizeof buf, "%02x", c);
-    s += buf;
-  }
-  return s;
-}
-
-// The value a decoder produces at `version` for `full`.
-template <Message M>
-M at_version(M full, std::int16_t version) {
-  testing::normalize(full, false, context_for<M>(version));
-  return full;
-}
-
-// Every field `version` carries differs from its default (the fixture really
-// sets every field), recursing into structs and the first array element.
-template <class T>
-void expect_all_set(const T& v, std::int16_t version, const std::string& path) {
-  using namespace schema_detail;
-  if constexpr (IsOptional<T>::value) {
-    if (v) expect_all_set(*v, version, path);
-  } else if constexpr (IsVector<T>::value) {
-    if (!v.empty()) expect_all_set(v.front(), version, path + "[0]");
-  } else if constexpr (Described<T>) {
-    static const T kDefaults{};
-    std::apply(
-        [&](const auto&... f) {
-          (([&] {
-             if (!f.versions.contains(version)) return;
-             const std::string p = path + "." + std::string(f.name);
-             EXPECT_FALSE(v.*(f.member) == kDefaults.*(f.member)) << p << " is default";
-             expect_all_set(v.*(f.member), version, p);
-           }()),
-           ...);
-        },
-        T::fields());
-  }
-}
-
-// Decodes `value`'s encoding whole, then every strict prefix (each must fail
-// with a DecodeError), then with garbage appended (decoding must stop exactly
-// at the end of the encoding). Returns the encoding.
-template <Message M>
-Bytes expect_round_trip(const M& value, std::int16_t version) {
-  const Bytes encoded = encode_body(value, version);
-  WireReader whole(encoded);
-  auto decoded = decode_body<M>(whole, version);
-  EXPECT_TRUE(decoded.has_value()) << decoded.error().describe();
-  if (!decoded) return encoded;
-  EXPECT_TRUE(*decoded == value);
-  EXPECT_TRUE(whole.empty());
-  EXPECT_EQ(hex(encode_body(*decoded, version)), hex(encoded));
-
-  for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
-    WireReader prefix(ByteView(encoded).first(cut));
-    auto partial = decode_body<M>(prefix, version);
-    EXPECT_FALSE(partial.has_value()) << "a " << cut << "-byte prefix decoded";
-    if (!partial) {
-      EXPECT_LE(partial.error().offset, cut);
-    }
-  }
-
-  Bytes longer = encoded;
-  for (std::uint8_t b : {0x00, 0xff, 0x7f, 0x01, 0x80, 0xde, 0xad}) longer.push_back(b);
-  WireReader tail(longer);
-  auto with_tail = decode_body<M>(tail, version);
-  EXPECT_TRUE(with_tail.has_value());
-  if (with_tail) {
-    EXPECT_TRUE(*with_tail == value);
-  }
-  EXPECT_EQ(tail.position(), encoded.size());
-  return encoded;
-}
+using namespace test_messages;
 
 // ---- fixtures ----
 
