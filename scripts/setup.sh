@@ -7,17 +7,21 @@
 #   --capture-tools  tshark, plus the python codec modules kafka-python needs for
 #                    lz4/snappy/zstd, to re-capture tests/golden/ with
 #                    tests/golden/capture/capture_all.sh
+#   --bench-tools    gnuplot (plots) and curl (metric scrapes) for scripts/bench.sh,
+#                    plus linux-perf and valgrind to profile a missed goal
 # helm (for the chart's tests) is installed too, best effort, into
 # /opt/produce-proxy-tools/helm (see scripts/install_helm.sh); --no-helm skips it.
 set -euo pipefail
 
 capture_tools=0
+bench_tools=0
 with_helm=1
 for arg in "$@"; do
   case "$arg" in
     --capture-tools) capture_tools=1 ;;
+    --bench-tools) bench_tools=1 ;;
     --no-helm) with_helm=0 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "setup: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +50,14 @@ if [ "$capture_tools" -eq 1 ]; then
     # golden-vector capture (tests/golden/capture): loopback capture and the
     # compression codecs kafka-python imports lazily
     tshark python3-lz4 python3-snappy python3-zstandard
+  )
+fi
+
+if [ "$bench_tools" -eq 1 ]; then
+  packages+=(
+    # scripts/bench.sh: gnuplot renders docs/bench/*.png, curl reads /metrics;
+    # perf and callgrind name the top costs when a goal is missed
+    gnuplot-nox curl linux-perf valgrind
   )
 fi
 
