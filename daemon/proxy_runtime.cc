@@ -112,7 +112,8 @@ void ProxyRuntime::drain(std::function<void(int exit_code)> done) {
   health_.set_draining();
   systemd_.stopping("draining");
   readiness_.stop();
-  if (frontend_) frontend_->stop();
+  // Clients already read from are still answered; nothing new is read.
+  if (frontend_) frontend_->drain();
   driver_->producer().flush();
   drain_deadline_ms_ = driver_->clock().now_ms() + settings_.shutdown.drain_timeout_ms;
   spdlog::info("draining: {} bytes buffered; deadline in {} ms", driver_->producer().buffered_bytes(),
@@ -128,6 +129,7 @@ void ProxyRuntime::drain(std::function<void(int exit_code)> done) {
 
 void ProxyRuntime::finish_drain(bool deadline) {
   drain_timer_.stop();
+  if (frontend_) frontend_->stop();
   heartbeat_.stop();
   watchdog_.stop();
   int exit_code = 0;

@@ -6,6 +6,10 @@
 
 namespace pp {
 
+namespace {
+constexpr std::size_t kInitialFrameReserve = 64 * 1024;
+}  // namespace
+
 Decoded<void> FrameReader::append(ByteView data) {
   if (failed_) return std::unexpected(DecodeError{DecodeErrorKind::kInvalidValue, stream_offset_, "frame"});
   while (!data.empty()) {
@@ -28,7 +32,9 @@ Decoded<void> FrameReader::append(ByteView data) {
         return std::unexpected(DecodeError{DecodeErrorKind::kTooLarge, stream_offset_ - 4, "frame_size"});
       }
       partial_.emplace();
-      partial_->reserve(static_cast<std::size_t>(size));
+      // Grow with the bytes that arrive: a peer announcing a large frame and
+      // trickling it must not make us hold the whole size up front.
+      partial_->reserve(std::min<std::size_t>(static_cast<std::size_t>(size), kInitialFrameReserve));
       partial_need_ = static_cast<std::size_t>(size);
     }
     const std::size_t take = std::min(data.size(), partial_need_ - partial_->size());

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""The daemon as an operator runs it (issue 6): the built binary under a user's
+configuration, against the test-cluster binary, with real signals.
+
+- SIGTERM while ~100,000 records are buffered against a slowed upstream: every
+  record kcat saw acknowledged is in the upstream log, and the exit code tells
+  the truth (0 drained, 1 records lost to the deadline).
+- sd_notify: READY=1, WATCHDOG=1 and STOPPING=1 reach NOTIFY_SOCKET.
+- Bad configurations exit 2 with FILE:LINE:COLUMN messages.
+
+Every process is bounded in time and killed at the end; all on 127.0.0.1.
+"""
+import argparse
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+ARGS = None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """The test-cluster binary; control commands on its stdin."""
+
+    def __init__(self, *extra):
+        self.proc = subprocess.Popen([ARGS.cluster, "--brokers", "2", *extra], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        line = self.proc.stdout.readline().strip()
+        assert line.startswith("bootstrap="), line
+        self.bootstrap = line.split("=", 1)[1]
+
+    def command(self, text):
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip()
+
+    def stop(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+
+
+class Proxy:
+    def __init__(self, config_text, env=None):
+        self.dir = tempfile.TemporaryDirectory()
+        self.config = os.path.join(self.dir.name, "produce-proxy.toml")
+        with open(self.config, "w") as f:
+            f.write(config_text)
+        self.log = open(os.path.join(self.dir.name, "proxy.log"), "w+")
+        self.proc = subprocess.Popen([ARGS.proxy, "--config", self.config], stdout=self.log, stderr=subprocess.STDOUT,
+                                     env={**os.environ, **(env or {})})
+
+    def wait_ready(self, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if "ready: clients connect" in self.text():
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.05)
+        return False
+
+    def text(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+    def stop(self, timeout=60):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return None
+
+
+def metric(port, name):
+    """One unlabelled sample from /metrics (0 when absent)."""
+    import urllib.request
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    except Exception:
+        return 0.0
+    for line in body.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def config(bootstrap, client_port, metrics_port, drain_ms=30000, extra=""):
+    return f"""
+[listener]
+address = "127.0.0.1:{client_port}"
+[upstream]
+bootstrap_servers = [{", ".join('"%s"' % b for b in bootstrap.split(","))}]
+request_timeout_ms = 10000
+[producer]
+linger_ms = 5
+delivery_timeout_ms = 60000
+{extra or "batch_bytes = 65536"}
+[metrics]
+address = "127.0.0.1:{metrics_port}"
+[shutdown]
+drain_timeout_ms = {drain_ms}
+"""
+
+
+def consume(bootstrap, topic):
+    out = subprocess.run(["timeout", "60", "kcat", "-C", "-q", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e",
+                          "-f", "%s\n"], capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def produce_fast_legacy(client_port, topic, values, acked):
+    """confluent-kafka (librdkafka) in legacy mode (Produce v1, magic 0): fast
+    enough to put 100,000 records into the proxy before the upstream drains
+    them. Delivery callbacks name each acknowledged value."""
+    from confluent_kafka import Producer  # Debian's python3-confluent-kafka
+
+    producer = Producer({"bootstrap.servers": f"127.0.0.1:{client_port}", "api.version.request": False,
+                         "broker.version.fallback": "0.9.0.1", "acks": "all", "linger.ms": 20,
+                         "queue.buffering.max.messages": 200000, "message.timeout.ms": 60000})
+
+    def on_delivery(err, msg):
+        if err is None:
+            acked.append(msg.value().decode())
+
+    for v in values:
+        producer.produce(topic, v.encode(), on_delivery=on_delivery)
+        producer.poll(0)
+    producer.flush(60)
+
+
+def produce_legacy(client_port, topic, values, acked, stop_event):
+    """kafka-python in legacy mode (Produce v2, magic 1), acks=all: a value
+    counts as acknowledged only when its future succeeds."""
+    from kafka import KafkaProducer  # Debian's python3-kafka
+
+    producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{client_port}", api_version=(0, 10), acks="all",
+                             linger_ms=20, retries=0, max_block_ms=10000, request_timeout_ms=60000,
+                             buffer_memory=256 * 1024 * 1024)
+    try:
+        for v in values:
+            if stop_event.is_set():
+                break
+            future = producer.send(topic, v.encode())
+            future.add_callback(lambda _meta, v=v: acked.append(v))
+        producer.flush(timeout=90)
+    except Exception:
+        pass  # the proxy going away mid-stream is the point of the test
+    finally:
+        producer.close(timeout=5)
+
+
+class Lifecycle(unittest.TestCase):
+    def test_sigterm_with_buffered_records_delivers_every_acknowledged_record(self):
+        cluster = Cluster("--topic", "drain:4:20", "--rtt-ms", "400")
+        client, metrics = free_port(), free_port()
+        proxy = Proxy(config(cluster.bootstrap, client, metrics, extra="batch_bytes = 8192"))
+        try:
+            self.assertTrue(proxy.wait_ready(), proxy.text())
+            values = [f"v{i:06d}" for i in range(100000)]
+            acked = []
+            t = threading.Thread(target=produce_fast_legacy, args=(client, "drain", values, acked))
+            t.start()
+            # SIGTERM once the proxy holds most of the 100,000 records, buffered
+            # against the slow upstream.
+            deadline = time.time() + 60
+            while time.time() < deadline and metric(metrics, "produce_proxy_records_received_total") < 90000:
+                time.sleep(0.02)
+            received = metric(metrics, "produce_proxy_records_received_total")
+            buffered = metric(metrics, "produce_proxy_buffered_bytes")
+            code = proxy.stop(timeout=90)
+            t.join(timeout=120)
+            log = proxy.text()
+            self.assertIn("draining", log)
+            logged = consume(cluster.bootstrap, "drain")
+            missing = set(acked) - set(logged)
+            self.assertFalse(missing, f"{len(missing)} acknowledged records are not upstream")
+            self.assertEqual(len(logged), len(set(logged)), "duplicates upstream")
+            if code == 0:
+                self.assertIn("drained: every accepted record was delivered", log)
+            else:
+                self.assertEqual(code, 1, log[-2000:])
+                self.assertIn("were not delivered", log)
+            self.assertGreater(len(acked), 0)
+            self.assertGreater(buffered, 0, "nothing was buffered when SIGTERM came")
+            print(f"drain: {received:.0f} records received and {buffered:.0f} bytes buffered at SIGTERM, "
+                  f"{len(acked)} acknowledged to the client, {len(logged)} upstream, exit {code}")
+        finally:
+            proxy.stop(5)
+            cluster.stop()
+
+    def test_drain_deadline_is_reported_with_exit_code_one(self):
+        cluster = Cluster("--topic", "stuck:1:5")
+        client, metrics = free_port(), free_port()
+        proxy = Proxy(config(cluster.bootstrap, client, metrics, drain_ms=1000))
+        try:
+            self.assertTrue(proxy.wait_ready(), proxy.text())
+            from kafka import KafkaProducer
+            producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{client}", api_version=(0, 10), acks="all",
+                                     retries=0, max_block_ms=10000, request_timeout_ms=60000)
+            producer.send("stuck", b"warm").get(timeout=20)  # the topic is known from here on
+            # The upstream stops answering: records stay buffered past the deadline.
+            self.assertEqual(cluster.command("rtt 60000"), "ok")
+            for i in range(100):
+                producer.send("stuck", f"late{i}".encode())
+            deadline = time.time() + 20
+            while time.time() < deadline and metric(metrics, "produce_proxy_buffered_bytes") == 0:
+                time.sleep(0.05)
+            self.assertGreater(metric(metrics, "produce_proxy_buffered_bytes"), 0)
+            code = proxy.stop(timeout=30)
+            producer.close(timeout=1)
+            self.assertEqual(code, 1, proxy.text()[-2000:])
+            self.assertIn("were not delivered", proxy.text())
+        finally:
+            proxy.stop(5)
+            cluster.stop()
+
+    def test_sd_notify_ready_watchdog_stopping(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "notify")
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.bind(path)
+            sock.settimeout(0.2)
+            cluster = Cluster("--topic", "n:1")
+            proxy = Proxy(config(cluster.bootstrap, free_port(), free_port()),
+                          env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"})
+            seen = []
+            try:
+                deadline = time.time() + 20
+                while time.time() < deadline and not any("WATCHDOG=1" in m for m in seen):
+                    try:
+                        seen.append(sock.recv(4096).decode())
+                    except socket.timeout:
+                        pass
+                proxy.stop(20)
+                deadline = time.time() + 5
+                while time.time() < deadline and not any("STOPPING=1" in m for m in seen):
+                    try:
+                        seen.append(sock.recv(4096).decode())
+                    except socket.timeout:
+                        pass
+            finally:
+                proxy.stop(5)
+                cluster.stop()
+                sock.close()
+            self.assertTrue(any(m.startswith("READY=1") for m in seen), seen)
+            self.assertTrue(any("WATCHDOG=1" in m for m in seen), seen)
+            self.assertTrue(any(m.startswith("STOPPING=1") for m in seen), seen)
+            self.assertLess(min(i for i, m in enumerate(seen) if m.startswith("READY=1")),
+                            min(i for i, m in enumerate(seen) if m.startswith("STOPPING=1")))
+
+    def test_bad_configs_exit_two_with_locations(self):
+        cases = {
+            "unknown key": ("[producer]\nlingr_ms = 5\n", r":2:1: .*lingr_ms.*linger_ms"),
+            "wrong type": ("[producer]\nlinger_ms = \"five\"\n", r":2:\d+: .*linger_ms"),
+            "window cap below 5": ("[producer]\nmax_partition_window = 3\n", r":2:\d+: .*max_partition_window"),
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for name, (text, pattern) in cases.items():
+                path = os.path.join(d, "bad.toml")
+                with open(path, "w") as f:
+                    f.write('[upstream]\nbootstrap_servers = ["k:9092"]\n' + text)
+                # The [upstream] lines come first, so the bad key sits on line 4.
+                out = subprocess.run([ARGS.proxy, "--check-config", "--config", path], capture_output=True, text=True,
+                                     timeout=20)
+                self.assertEqual(out.returncode, 2, name)
+                self.assertRegex(out.stderr, path.replace(".", r"\.") + pattern.replace(":2:", ":4:"), name)
+            out = subprocess.run([ARGS.proxy, "--check-config", "--config", os.path.join(d, "missing.toml")],
+                                 capture_output=True, text=True, timeout=20)
+            self.assertEqual(out.returncode, 2)
+            self.assertIn("missing.toml", out.stderr)
+
+
+if __name__ == "__main__":
+    import warnings
+    warnings.simplefilter("ignore", ResourceWarning)
+    warnings.simplefilter("ignore", ImportWarning)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--proxy", required=True)
+    parser.add_argument("--cluster", required=True)
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0], "-v", *rest])
