@@ -1,0 +1,377 @@
+#!/usr/bin/env bash
+# The benchmarks of issue 8 in one command: produce-proxy against a direct
+# librdkafka producer on the same KIP-1269 test cluster, six workloads, ratios
+# measured in the same run (this machine is shared and noisy: absolute numbers
+# drift, ratios hold). Everything listens on 127.0.0.1; every process this
+# script starts is stopped on exit. Benchmarks report, they never fail on a
+# number.
+#
+#   scripts/bench.sh [--skip-build] [--quick] [--only "1 2 3 4 5 6"] [--reps N]
+#
+# Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
+# plot per workload, gnuplot) and the generated part of docs/BENCHMARKS.md.
+# Needs `scripts/setup.sh --bench-tools` (gnuplot, curl).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build/release
+python=/usr/bin/python3  # Debian's; a python3 earlier on PATH may lack nothing, but be sure
+report=$root/tests/bench/bench_report.py
+
+args="$*"
+skip_build=0 quick=0 only="1 2 3 4 5 6" reps=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --skip-build) skip_build=1 ;;
+    --quick) quick=1 ;;
+    --only) only=$2; shift ;;
+    --reps) reps=$2; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "bench: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# Run length: every run is bounded by a record count AND a duration.
+secs=8; w2_secs=12; count=400000
+if [ "$quick" -eq 1 ]; then secs=3; w2_secs=5; count=100000; reps=1; fi
+record_bytes=1024
+
+work=$(mktemp -d /tmp/pp-bench.XXXXXX)
+results=$work/results.jsonl
+: > "$results"
+pids=()
+cluster_pid="" cluster_fd="" proxy_pid="" bootstrap="" proxy_addr="" metrics_addr=""
+
+cleanup() {
+  # Only what we started, by pid: the cluster (its stdin closes with us too).
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 0.5
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "bench: $*" >&2; }
+
+if [ "$skip_build" -eq 0 ]; then
+  log "building release"
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j2 --target produce-proxy test-cluster \
+    bench_rdkafka_producer bench_open_loop bench_chatty_client >/dev/null
+fi
+bin_proxy=$build/daemon/produce-proxy
+bin_cluster=$build/tests/broker/test-cluster
+bin_rdk=$build/tests/bench/bench_rdkafka_producer
+bin_open=$build/tests/bench/bench_open_loop
+bin_chatty=$build/tests/bench/bench_chatty_client
+
+# ---- processes -------------------------------------------------------------
+
+# start_cluster ARGS...: a test cluster fed by a FIFO we hold open, so control
+# commands can be written at any time; sets bootstrap.
+start_cluster() {
+  local fifo=$work/cluster.ctl out=$work/cluster.out
+  rm -f "$fifo"; mkfifo "$fifo"; : > "$out"
+  "$bin_cluster" --seed 1 "$@" < "$fifo" > "$out" 2> "$work/cluster.err" &
+  cluster_pid=$!; pids+=("$cluster_pid")
+  exec {cluster_fd}> "$fifo"
+  local i
+  for i in $(seq 100); do
+    bootstrap=$(sed -n 's/^bootstrap=//p' "$out" | head -1)
+    [ -n "$bootstrap" ] && return 0
+    sleep 0.1
+  done
+  log "test cluster did not start: $(tail -3 "$work/cluster.err")"; exit 1
+}
+
+# cluster_cmd CMD: writes one control command, prints its one-line answer.
+cluster_cmd() {
+  local out=$work/cluster.out before i
+  before=$(wc -l < "$out")
+  echo "$1" >&"$cluster_fd"
+  for i in $(seq 100); do
+    [ "$(wc -l < "$out")" -gt "$before" ] && { tail -1 "$out"; return 0; }
+    sleep 0.05
+  done
+  echo "no answer"
+}
+
+stop_cluster() {
+  [ -n "$cluster_fd" ] && exec {cluster_fd}>&-
+  wait_or_kill "$cluster_pid"
+  cluster_pid="" cluster_fd=""
+}
+
+# start_proxy [--set k=v ...]: produce-proxy on ephemeral ports in front of
+# the current cluster; sets proxy_addr and metrics_addr from its ready line.
+start_proxy() {
+  local log_file=$work/proxy.log
+  : > "$log_file"
+  "$bin_proxy" --config "$root/config/produce-proxy.example.toml" \
+    --set "upstream.bootstrap_servers=[\"${bootstrap//,/\",\"}\"]" \
+    --set listener.address=127.0.0.1:0 --set metrics.address=127.0.0.1:0 \
+    --set shutdown.drain_timeout_ms=3000 "$@" > "$log_file" 2>&1 {cluster_fd}>&- &
+  proxy_pid=$!; pids+=("$proxy_pid")
+  local i line
+  for i in $(seq 150); do
+    line=$(grep -m1 'ready: clients connect to' "$log_file" || true)
+    if [ -n "$line" ]; then
+      proxy_addr=$(sed -E 's/.*clients connect to ([^,]+),.*/\1/' <<< "$line")
+      metrics_addr=$(sed -E 's/.*Prometheus scrapes ([0-9.]+:[0-9]+).*/\1/' <<< "$line")
+      return 0
+    fi
+    sleep 0.1
+  done
+  log "proxy did not become ready: $(tail -3 "$log_file")"; exit 1
+}
+
+stop_proxy() {
+  kill -TERM "$proxy_pid" 2>/dev/null || true
+  wait_or_kill "$proxy_pid"
+  proxy_pid=""
+}
+
+wait_or_kill() {
+  local pid=$1 i
+  [ -z "$pid" ] && return 0
+  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+# CPU seconds (user + system) a process has used so far.
+proc_cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+proc_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+# A proxy metric (sum over its label sets), 0 when absent; $2 = decimals.
+metric() {
+  curl -s "http://$metrics_addr/metrics" |
+    awk -v n="produce_proxy_$1" -v d="${2:-0}" \
+      '$1 == n || index($1, n "{") == 1 {s += $2} END {printf "%.*f\n", d, s}'
+}
+
+# record KEY=VALUE... < tool-json: one results line, tagged.
+record() { "$python" "$report" tag "$@" >> "$results"; }
+
+# run TAGS... -- CMD...: runs one load generator and records its JSON line
+# with the tags. A failed run is logged and recorded as such, never fatal:
+# the other workloads still report.
+run() {
+  local tags=() out
+  while [ "$1" != "--" ]; do tags+=("$1"); shift; done; shift
+  out=$("$@" 2>> "$work/tools.err") || log "run failed (${tags[*]}): $(tail -2 "$work/tools.err")"
+  echo "$out" | record "${tags[@]}"
+}
+
+# proxy_run TAGS... -- CMD...: run, plus the proxy's CPU seconds and its
+# re-batching counters over that run.
+proxy_run() {
+  local tags=() cpu0 req0 del0 bsum0 bcnt0 wire0 out
+  while [ "$1" != "--" ]; do tags+=("$1"); shift; done; shift
+  cpu0=$(proc_cpu "$proxy_pid"); req0=$(metric upstream_requests_total)
+  del0=$(metric records_delivered_total); bsum0=$(metric batch_records_sum); bcnt0=$(metric batch_records_count)
+  wire0=$(metric batch_bytes_sum)
+  local crs0 crc0 urs0 urc0 sched0
+  crs0=$(metric client_request_duration_seconds_sum 6); crc0=$(metric client_request_duration_seconds_count)
+  urs0=$(metric upstream_request_duration_seconds_sum 6); urc0=$(metric upstream_request_duration_seconds_count)
+  sched0=$(cat "/proc/$proxy_pid/schedstat")
+  out=$("$@" 2>> "$work/tools.err") || log "run failed (${tags[*]}): $(tail -2 "$work/tools.err")"
+  echo "$out" | record "${tags[@]}" \
+    proxy_cpu_s="$(awk -v a="$cpu0" -v b="$(proc_cpu "$proxy_pid")" 'BEGIN{print b - a}')" \
+    upstream_requests=$(( $(metric upstream_requests_total) - req0 )) \
+    proxy_delivered=$(( $(metric records_delivered_total) - del0 )) \
+    batch_records_sum=$(( $(metric batch_records_sum) - bsum0 )) \
+    batch_records_count=$(( $(metric batch_records_count) - bcnt0 )) \
+    batch_bytes_sum=$(( $(metric batch_bytes_sum) - wire0 )) \
+    proxy_rss_kb="$(proc_kb "$proxy_pid" VmRSS)" \
+    in_proxy_s_sum="$(awk -v a="$crs0" -v b="$(metric client_request_duration_seconds_sum 6)" 'BEGIN{print b - a}')" \
+    in_proxy_count=$(( $(metric client_request_duration_seconds_count) - crc0 )) \
+    upstream_rtt_s_sum="$(awk -v a="$urs0" -v b="$(metric upstream_request_duration_seconds_sum 6)" 'BEGIN{print b - a}')" \
+    upstream_rtt_count=$(( $(metric upstream_request_duration_seconds_count) - urc0 )) \
+    $(read -r _ d1 s1 < "/proc/$proxy_pid/schedstat"; set -- $sched0
+      echo "proxy_runqueue_wait_s=$(awk -v a="$2" -v b="$d1" 'BEGIN{print (b - a) / 1e9}') proxy_timeslices=$((s1 - $3))")
+}
+
+rdk() { "$bin_rdk" --record-bytes $record_bytes --count $count --duration-s $secs "$@"; }
+
+# ---- workloads ---------------------------------------------------------------
+
+workload1() {  # overhead: 1 KiB, 16 partitions, acks=all
+  local rep cases c
+  for rep in $(seq "$reps"); do
+    # The order rotates per repetition, so neither side always runs first
+    # (on a fresh cluster) or last (on one holding more data).
+    cases=(direct proxy_legacy proxy_v7)
+    cases=("${cases[@]:$(( (rep - 1) % 3 ))}" "${cases[@]:0:$(( (rep - 1) % 3 ))}")
+    log "w1 rep $rep: ${cases[*]}"
+    start_cluster --brokers 3 --topic w1:16
+    start_proxy
+    for c in "${cases[@]}"; do
+      case $c in
+        direct) run workload=1 case=direct rep="$rep" -- \
+          rdk --bootstrap "$bootstrap" --topic w1 --acks all --idempotence 1 ;;
+        proxy_legacy) proxy_run workload=1 case=proxy_legacy rep="$rep" -- \
+          rdk --bootstrap "$proxy_addr" --topic w1 --acks all --legacy 1 ;;
+        proxy_v7) proxy_run workload=1 case=proxy_v7 rep="$rep" -- \
+          rdk --bootstrap "$proxy_addr" --topic w1 --acks all ;;
+      esac
+    done
+    stop_proxy; stop_cluster
+  done
+}
+
+w2_batch=16384
+workload2() {  # KIP-1269 windows: 50 ms RTT, RETAIN 5 vs 20, 8 partitions
+  log "w2: proxy to RETAIN 5 and RETAIN 20, librdkafka direct (5 in flight)"
+  start_cluster --brokers 3 --topic w5:8:5 --topic w20:8:20 --rtt-ms 50
+  start_proxy --set producer.batch_bytes=$w2_batch --set producer.max_in_flight_per_connection=256
+  local topic
+  for topic in w5 w20; do
+    proxy_run workload=2 case="proxy_$topic" window="${topic#w}" batch_bytes=$w2_batch rtt_ms=50 -- \
+      "$bin_rdk" --bootstrap "$proxy_addr" --topic "$topic" --acks all --record-bytes $record_bytes \
+        --count 2000000 --duration-s $w2_secs --linger-ms 20
+    cluster_cmd stats | record workload=2 case="stats_$topic" topic="$topic"
+  done
+  stop_proxy
+  # The stock client, same batch size: idempotent (which caps it at 5 in
+  # flight), and plain with max.in.flight=5. Flush is bounded: librdkafka
+  # 2.0.2 crawls in the idempotent case (see BENCHMARKS.md).
+  run workload=2 case=direct_idempotent window=5 batch_bytes=$w2_batch rtt_ms=50 -- \
+    "$bin_rdk" --bootstrap "$bootstrap" --topic w20 --acks all --idempotence 1 --max-in-flight 5 \
+      --batch-bytes $w2_batch --record-bytes $record_bytes --count 2000000 --duration-s $w2_secs \
+      --flush-timeout-ms 10000
+  run workload=2 case=direct_inflight5 window=5 batch_bytes=$w2_batch rtt_ms=50 -- \
+    "$bin_rdk" --bootstrap "$bootstrap" --topic w20 --acks all --max-in-flight 5 \
+      --batch-bytes $w2_batch --record-bytes $record_bytes --count 2000000 --duration-s $w2_secs \
+      --flush-timeout-ms 10000
+  stop_cluster
+}
+
+workload3() {  # chatty legacy clients: 64 connections, one record per request
+  log "w3: 64 chatty connections, direct (v3) and through the proxy (v2)"
+  start_cluster --brokers 3 --topic w3:16
+  run workload=3 case=direct -- "$bin_chatty" --bootstrap "$bootstrap" --topic w3 --connections 64 \
+    --version 3 --acks 1 --count $count --duration-s $secs
+  local linger
+  for linger in 5 0; do
+    start_proxy --set producer.linger_ms=$linger
+    proxy_run workload=3 case="proxy_linger$linger" linger_ms=$linger -- \
+      "$bin_chatty" --bootstrap "$proxy_addr" --topic w3 --connections 64 --version 2 --acks 1 \
+        --count $count --duration-s $secs
+    stop_proxy
+  done
+  stop_cluster
+}
+
+workload4() {  # open loop at 50 % of the proxy's measured maximum
+  # Client settings of every run here, the maximum's included (a smaller
+  # linger costs the client more CPU per record, so a maximum taken with
+  # other settings would not be this client's): linger 1 ms and Nagle off,
+  # as a latency-minded application sets them.
+  local client=(--acks all --linger-ms 1 --rdkafka socket.nagle.disable=true)
+  local max rate pct rep c cases
+  log "w4: the proxy's maximum with these client settings"
+  start_cluster --brokers 3 --topic w4:16; start_proxy
+  proxy_run workload=4 case=max -- rdk --bootstrap "$proxy_addr" --topic w4 "${client[@]}"
+  stop_proxy; stop_cluster
+  max=$("$python" "$report" max-rate "$results")
+  # 50 % is the issue's load; 10 % shows the proxy's own cost when CPU is
+  # not the bottleneck. Repeated, order rotated, as tails are noisy here.
+  for pct in 50 10; do
+    rate=$(awk -v m="$max" -v p=$pct 'BEGIN {printf "%d", m * p / 100}')
+    for rep in $(seq "$reps"); do
+      cases=(direct proxy_linger5 proxy_linger0)
+      cases=("${cases[@]:$(( (rep - 1) % 3 ))}" "${cases[@]:0:$(( (rep - 1) % 3 ))}")
+      log "w4: open loop at $rate records/s ($pct % of $max), rep $rep: ${cases[*]}"
+      start_cluster --brokers 3 --topic w4:16
+      for c in "${cases[@]}"; do
+        if [ "$c" = direct ]; then
+          run workload=4 case=direct load_pct=$pct rep="$rep" -- "$bin_open" --bootstrap "$bootstrap" \
+            --topic w4 --idempotence 1 "${client[@]}" --rate "$rate" --duration-s $secs
+        else
+          start_proxy --set producer.linger_ms=${c#proxy_linger}
+          proxy_run workload=4 case="$c" load_pct=$pct rep="$rep" proxy_linger_ms=${c#proxy_linger} -- \
+            "$bin_open" --bootstrap "$proxy_addr" --topic w4 "${client[@]}" --rate "$rate" --duration-s $secs
+          stop_proxy
+        fi
+      done
+      stop_cluster
+    done
+  done
+}
+
+workload5() {  # memory: idle, 1,000 idle connections, stalled upstream
+  local buffer_mb buffer i idle_rss client samples
+  log "w5: idle, then 1,000 idle client connections"
+  start_cluster --brokers 3 --topic w5m:16
+  start_proxy
+  sleep 2
+  idle_rss=$(proc_kb "$proxy_pid" VmRSS)
+  "$bin_chatty" --bootstrap "$proxy_addr" --idle-connections 1000 --hold-s 6 > "$work/idle.json" \
+    2>> "$work/tools.err" {cluster_fd}>&- &
+  client=$!; pids+=("$client")
+  for i in $(seq 100); do [ "$(metric client_connections)" -ge 1000 ] && break; sleep 0.1; done
+  sleep 1
+  echo "{\"connections_seen\": $(metric client_connections)}" |
+    record workload=5 case=idle_1000 idle_rss_kb="$idle_rss" rss_kb="$(proc_kb "$proxy_pid" VmRSS)"
+  wait "$client" || true
+  stop_proxy; stop_cluster
+  for buffer_mb in 16 64; do
+    buffer=$((buffer_mb << 20))
+    log "w5: upstream stalled, buffer_memory_bytes=$buffer"
+    start_cluster --brokers 3 --topic w5m:16
+    start_proxy --set producer.buffer_memory_bytes=$buffer --set upstream.request_timeout_ms=60000
+    sleep 2
+    idle_rss=$(proc_kb "$proxy_pid" VmRSS)
+    echo 5 > "/proc/$proxy_pid/clear_refs"  # VmHWM restarts from here
+    "$bin_rdk" --bootstrap "$proxy_addr" --topic w5m --acks 1 --legacy 1 --record-bytes $record_bytes \
+      --count 5000000 --duration-s $((secs + 6)) --flush-timeout-ms 0 > "$work/push.json" \
+      2>> "$work/tools.err" {cluster_fd}>&- &
+    client=$!; pids+=("$client")
+    # Stall once the client is producing (its metadata must get through
+    # first): from then on every response waits 10 minutes.
+    for i in $(seq 100); do [ "$(metric records_received_total)" -gt 0 ] && break; sleep 0.1; done
+    cluster_cmd "rtt 600000" >/dev/null
+    samples=$work/rss_$buffer_mb.tsv; : > "$samples"
+    local stall_ms=$(( ${EPOCHREALTIME/./} / 1000 ))
+    for i in $(seq $(( (secs + 4) * 4 ))); do
+      kill -0 "$client" 2>/dev/null || break
+      echo "$(( ${EPOCHREALTIME/./} / 1000 - stall_ms )) $(proc_kb "$proxy_pid" VmRSS) $(metric buffered_bytes) $(metric backpressure_active)" >> "$samples"
+      sleep 0.25
+    done
+    "$python" "$report" samples "$samples" |
+      record workload=5 case=stalled buffer_mb=$buffer_mb idle_rss_kb="$idle_rss" \
+        rss_end_kb="$(proc_kb "$proxy_pid" VmRSS)" hwm_kb="$(proc_kb "$proxy_pid" VmHWM)" \
+        received="$(metric records_received_total)" delivered="$(metric records_delivered_total)"
+    wait "$client" || true
+    stop_proxy; stop_cluster
+  done
+}
+
+workload6() {  # CPU seconds per GB, with and without compression
+  local codec
+  for codec in none lz4 zstd; do
+    log "w6: $codec"
+    start_cluster --brokers 3 --topic w6:16
+    run workload=6 case=direct codec=$codec -- \
+      rdk --bootstrap "$bootstrap" --topic w6 --acks all --idempotence 1 --compression $codec
+    start_proxy --set producer.compression=$codec
+    proxy_run workload=6 case=proxy codec=$codec -- \
+      rdk --bootstrap "$proxy_addr" --topic w6 --acks all
+    stop_proxy; stop_cluster
+  done
+}
+
+# ---- run -------------------------------------------------------------------
+
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+load_start=$(uptime)
+t0=$(date +%s)
+for w in $only; do "workload$w"; done
+elapsed=$(( $(date +%s) - t0 ))
+"$python" "$report" render "$results" --out "$root/docs/bench" --doc "$root/docs/BENCHMARKS.md" \
+  --started "$started" --elapsed "$elapsed" --load-start "$load_start" --load-end "$(uptime)" \
+  --command "scripts/bench.sh${args:+ $args}" --commit "$(git -C "$root" rev-parse --short HEAD)" \
+  --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch"
+log "done in ${elapsed}s; results in docs/bench/results.json and docs/BENCHMARKS.md"

@@ -1,0 +1,242 @@
+"""Markdown tables and headline ratios for docs/BENCHMARKS.md (issue 8).
+
+Every ratio is taken between runs of the same session; with repetitions,
+between runs of the same repetition (same cluster lifetime, closest in
+time), then the median of those ratios.
+"""
+import statistics
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def pick(rows, workload, case=None, **tags):
+    out = [r for r in rows if r.get("workload") == workload and (case is None or r.get("case") == case)]
+    return [r for r in out if all(r.get(k) == v for k, v in tags.items())]
+
+
+def f(v, digits=2):
+    if v is None:
+        return "n/a"
+    if isinstance(v, float) and abs(v) >= 1000 or isinstance(v, int):
+        return f"{v:,.0f}"
+    return f"{v:.{digits}f}"
+
+
+def goal(ok):
+    return "**met**" if ok else "**missed**"
+
+
+def per_gb(cpu, nbytes):
+    return cpu / (nbytes / 1e9) if cpu is not None and nbytes else None
+
+
+def rep_ratios(rows, workload, case, base, key="records_per_s"):
+    by_rep = {r.get("rep", 1): r for r in pick(rows, workload, base)}
+    return [r[key] / by_rep[r.get("rep", 1)][key] for r in pick(rows, workload, case)
+            if r.get("rep", 1) in by_rep and by_rep[r.get("rep", 1)].get(key)]
+
+
+W1_CASES = [("direct", "librdkafka, idempotent, Produce v7, straight to the cluster (baseline)"),
+            ("proxy_legacy", "librdkafka legacy mode (Produce v1, magic 0) through produce-proxy"),
+            ("proxy_v7", "librdkafka default mode (Produce v7, no idempotence) through produce-proxy")]
+
+
+def workload1(rows):
+    body = ["| case | records/s | MB/s | proxy/direct (median; each rep) | client CPU s/GB | proxy CPU s/GB |",
+            "|---|---:|---:|---|---:|---:|"]
+    for case, what in W1_CASES:
+        rs = pick(rows, 1, case)
+        if not rs:
+            continue
+        ratios = rep_ratios(rows, 1, case, "direct") if case != "direct" else []
+        ratio = f"{med(ratios):.2f} ({', '.join(f'{x:.2f}' for x in ratios)})" if ratios else "1"
+        body.append(f"| `{case}`: {what} | {f(med([r['records_per_s'] for r in rs]))} "
+                    f"| {f(med([r['mb_per_s'] for r in rs]), 1)} | {ratio} "
+                    f"| {f(med([per_gb(r['cpu_s'], r['bytes']) for r in rs]))} "
+                    f"| {f(med([per_gb(r.get('proxy_cpu_s'), r['bytes']) for r in rs]))} |")
+    for case in ("proxy_legacy", "proxy_v7"):
+        m = med(rep_ratios(rows, 1, case, "direct"))
+        if m is not None:
+            body.append(f"\nGoal proxy/direct >= 0.9, `{case}`: {m:.2f}, {goal(m >= 0.9)}.")
+    return body
+
+
+def cluster_stats(rows, topic):
+    st = pick(rows, 2, f"stats_{topic}")
+    if not st:
+        return None, None
+    parts = [p for p in st[-1].get("partitions", []) if p.get("topic") == topic]
+    return (max((p.get("max_inflight", 0) for p in parts), default=None),
+            sum(p.get("window_violations", 0) for p in parts))
+
+
+W2_CASES = ("proxy_w5", "proxy_w20", "direct_idempotent", "direct_inflight5")
+
+
+def workload2(rows):
+    body = ["| case | window | records/s | per-partition MB/s (record values) | per-partition MB/s "
+            "(upstream batches) | bound `window x batch_bytes / RTT` | % of bound | mean batch bytes "
+            "| max in flight at the broker | window violations |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    tput = {}
+    for case in W2_CASES:
+        for r in pick(rows, 2, case):
+            parts = r.get("partitions") or 8
+            window, batch, rtt = r["window"], r["batch_bytes"], r["rtt_ms"] / 1000
+            bound = window * batch / rtt / 1e6
+            values = r["mb_per_s"] / parts
+            wire = None
+            if r.get("batch_bytes_sum"):
+                wire = r["batch_bytes_sum"] / r["seconds"] / parts / 1e6
+            measured = wire if wire is not None else values
+            mean_batch = (r["batch_bytes_sum"] / r["batch_records_count"]
+                          if r.get("batch_records_count") else None)
+            proxied = case.startswith("proxy")
+            inflight, violations = cluster_stats(rows, case.split("_", 1)[1]) if proxied else (None, None)
+            tput[case] = (measured, bound)
+            body.append(f"| `{case}` | {window} | {f(r['records_per_s'])} | {values:.2f} | {f(wire)} "
+                        f"| {bound:.2f} | {100 * measured / bound:.0f} % | {f(mean_batch)} "
+                        f"| {f(inflight)} | {f(violations)} |")
+    if "proxy_w5" in tput and "proxy_w20" in tput:
+        ratio = tput["proxy_w20"][0] / tput["proxy_w5"][0]
+        body.append(f"\nRatio 20/5 through the proxy: **{ratio:.2f}** (bound 4); goal >= 3.6: {goal(ratio >= 3.6)}.")
+        for case in ("proxy_w5", "proxy_w20"):
+            share = tput[case][0] / tput[case][1]
+            body.append(f"`{case}` at {100 * share:.0f} % of its bound; goal >= 90 %: {goal(share >= 0.9)}.")
+    for case in ("direct_idempotent", "direct_inflight5"):
+        if case in tput and "proxy_w20" in tput:
+            body.append(f"Proxy (window 20) / librdkafka `{case}`: **{tput['proxy_w20'][0] / tput[case][0]:.1f}**.")
+    return body
+
+
+def workload3(rows):
+    body = ["| case | records/s | vs direct | upstream requests per record | records per upstream batch "
+            "| p50 ms | p99 ms | p99.9 ms |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    direct = pick(rows, 3, "direct")
+    base = direct[0]["records_per_s"] if direct else None
+    for r in direct + [r for r in rows if r.get("workload") == 3 and r.get("case", "").startswith("proxy")]:
+        proxied = r["case"] != "direct"
+        per_req = r["upstream_requests"] / r["proxy_delivered"] if proxied and r.get("proxy_delivered") else 1.0
+        per_batch = (r["batch_records_sum"] / r["batch_records_count"]
+                     if proxied and r.get("batch_records_count") else 1.0)
+        body.append(f"| `{r['case']}` | {f(r['records_per_s'])} | {f(r['records_per_s'] / base if base else None)} "
+                    f"| {per_req:.3f} | {per_batch:.1f} | {f(r['p50_ms'])} | {f(r['p99_ms'])} | {f(r['p999_ms'])} |")
+    return body
+
+
+W4_CASES = ("direct", "proxy_linger5", "proxy_linger0")
+
+
+def _mean_ms(r, key):
+    return r[key + "_s_sum"] * 1000 / r[key + "_count"] if r.get(key + "_count") else None
+
+
+def w4_summary(rows, pct):
+    """{case: {metric: median over reps}} and paired per-rep differences."""
+    out, diffs = {}, {}
+    for c in W4_CASES:
+        rs = pick(rows, 4, c, load_pct=pct)
+        if rs:
+            out[c] = {k: med([r[k] for r in rs]) for k in ("target_rate", "records_per_s", "p50_ms", "p99_ms",
+                                                            "p999_ms", "max_send_behind_ms")}
+            out[c]["inside"] = med([_mean_ms(r, "in_proxy") for r in rs])
+            out[c]["upstream"] = med([_mean_ms(r, "upstream_rtt") for r in rs])
+            out[c]["p99_each"] = [r["p99_ms"] for r in rs]
+            out[c]["linger"] = rs[0].get("proxy_linger_ms")
+            # Seconds the proxy waited for a CPU per second it ran: how
+            # contended the machine was for the process under test.
+            out[c]["runq"] = med([r["proxy_runqueue_wait_s"] / r["proxy_cpu_s"] for r in rs
+                                  if r.get("proxy_cpu_s") and "proxy_runqueue_wait_s" in r])
+    direct = {r.get("rep"): r for r in pick(rows, 4, "direct", load_pct=pct)}
+    for c in ("proxy_linger5", "proxy_linger0"):
+        pairs = [(r, direct[r.get("rep")]) for r in pick(rows, 4, c, load_pct=pct) if r.get("rep") in direct]
+        if pairs:
+            diffs[c] = {k: med([p[k] - d[k] for p, d in pairs]) for k in ("p50_ms", "p99_ms", "p999_ms")}
+    return out, diffs
+
+
+def workload4(rows):
+    maxes = pick(rows, 4, "max")
+    body = []
+    if maxes:
+        body += [f"The proxy's maximum with the open-loop client's settings (closed loop): "
+                 f"{f(maxes[-1]['records_per_s'])} records/s; the loads below are shares of it.", ""]
+    body += ["| load | case | target records/s | p50 ms | p99 ms (each rep) | p99.9 ms | sender max lag ms "
+             "| mean ms inside the proxy | mean upstream round trip ms | proxy run-queue wait per CPU-second |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    notes = []
+    for pct in sorted({r.get("load_pct") for r in pick(rows, 4) if r.get("load_pct")}, reverse=True):
+        got, diffs = w4_summary(rows, pct)
+        for c, r in got.items():
+            each = ", ".join(f"{x:.1f}" for x in r["p99_each"])
+            body.append(f"| {pct} % | `{c}` | {f(r['target_rate'])} | {f(r['p50_ms'])} | {f(r['p99_ms'])} ({each}) "
+                        f"| {f(r['p999_ms'])} | {f(r['max_send_behind_ms'])} | {f(r['inside'])} | {f(r['upstream'])} "
+                        f"| {f(r['runq'])} |")
+        for c, add in diffs.items():
+            body.append(f"| {pct} % | added by `{c}` (median of per-rep differences) | | {add['p50_ms']:.2f} "
+                        f"| {add['p99_ms']:.2f} | {add['p999_ms']:.2f} | | | | |")
+            linger = got[c]["linger"] or 0
+            beyond = add["p99_ms"] - linger
+            notes.append(f"{pct} % load, `{c}`: p99 added beyond `linger_ms` ({linger} ms): **{beyond:.2f} ms**; "
+                         f"goal <= 1 ms: {goal(beyond <= 1.0)}.")
+    return body + ([""] + notes if notes else [])
+
+
+def workload5(rows):
+    body = []
+    for r in pick(rows, 5, "idle_1000")[-1:]:
+        per = (r["rss_kb"] - r["idle_rss_kb"]) / max(1, r.get("connections_seen", 1000))
+        body += [f"Idle RSS {r['idle_rss_kb'] / 1024:.1f} MiB; with {f(r.get('connections_seen'))} idle client "
+                 f"connections {r['rss_kb'] / 1024:.1f} MiB ({per:.1f} KiB per connection).", ""]
+    body += ["| buffer_memory_bytes | idle RSS MiB | stalled: max RSS MiB | peak (VmHWM) MiB | growth over idle MiB "
+             "| growth / buffer_memory_bytes | max buffered_bytes MiB | back-pressure seen |",
+             "|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in pick(rows, 5, "stalled"):
+        buf = r["buffer_mb"]
+        growth = (r["hwm_kb"] - r["idle_rss_kb"]) / 1024
+        body.append(f"| {buf} MiB | {r['idle_rss_kb'] / 1024:.1f} | {r['rss_max_kb'] / 1024:.1f} "
+                    f"| {r['hwm_kb'] / 1024:.1f} | {growth:.1f} | {growth / buf:.2f} "
+                    f"| {r['buffered_max'] / 2**20:.1f} | {'yes' if r['backpressure_seen'] else 'no'} |")
+    return body
+
+
+def workload6(rows):
+    body = ["| codec | direct producer CPU s/GB | proxy CPU s/GB | app behind the proxy CPU s/GB | proxy / direct "
+            "| (app + proxy) / direct | direct MB/s | proxy MB/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for codec in ("none", "lz4", "zstd"):
+        d, p = pick(rows, 6, "direct", codec=codec), pick(rows, 6, "proxy", codec=codec)
+        if not d or not p:
+            continue
+        d, p = d[-1], p[-1]
+        dc, pc, ac = per_gb(d["cpu_s"], d["bytes"]), per_gb(p["proxy_cpu_s"], p["bytes"]), per_gb(p["cpu_s"], p["bytes"])
+        body.append(f"| {codec} | {f(dc)} | {f(pc)} | {f(ac)} | {f(pc / dc)} | {f((ac + pc) / dc)} "
+                    f"| {f(d['mb_per_s'], 1)} | {f(p['mb_per_s'], 1)} |")
+    return body
+
+
+TITLES = {1: "overhead (1 KiB records, 16 partitions, acks=all)",
+          2: "deduplication window (KIP-1269), 50 ms RTT, 8 partitions",
+          3: "chatty legacy clients (64 connections, one record per request, acks=1)",
+          4: "latency under load (open loop at 50 % of the proxy's maximum)",
+          5: "memory (RSS of the proxy process)",
+          6: "CPU seconds per GB moved"}
+BUILDERS = {1: workload1, 2: workload2, 3: workload3, 4: workload4, 5: workload5, 6: workload6}
+
+
+def all_sections(rows):
+    present = {r.get("workload") for r in rows}
+    return [(n, TITLES[n], BUILDERS[n](rows)) for n in sorted(BUILDERS) if n in present]
+
+
+def headlines(rows):
+    out = []
+    for case in ("proxy_legacy", "proxy_v7"):
+        m = med(rep_ratios(rows, 1, case, "direct"))
+        if m is not None:
+            out.append(f"w1 {case}/direct records/s: {m:.2f}")
+    for body in (workload2(rows), workload4(rows)):
+        out += [line.strip() for line in body if "goal" in line or "Ratio" in line or "/ librdkafka" in line]
+    return out
