@@ -122,7 +122,7 @@ def plot_w5(rows, tmp, png):
     if not plots:
         return None
     return (HEADER.format(png=png, title="Workload 5: proxy memory while the upstream is stalled and a client pushes",
-                          ylabel="MiB") + "set xlabel 'seconds since the stall'\nplot " + ", \\\n     ".join(plots) + "\n")
+                          ylabel="MiB") + "set key right center\nset xlabel 'seconds since the stall'\nplot " + ", \\\n     ".join(plots) + "\n")
 
 
 def plot_w6(rows, tmp, png):

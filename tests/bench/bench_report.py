@@ -7,6 +7,7 @@
                      buffered_bytes, backpressure_active) -> one JSON line
   render FILE ...    results.jsonl -> docs/bench/results.json, one PNG per
                      workload, and the generated block of docs/BENCHMARKS.md
+                     (an empty FILE re-renders from results.json alone)
 
 Reports only: nothing here judges a number as pass or fail beyond printing
 whether a stated goal was met.
@@ -121,14 +122,18 @@ def cmd_render(args):
         r["run_started"] = args.started
     kept = [r for r in previous.get("rows", []) if r.get("workload") not in ran]
     runs = [x for x in previous.get("runs", []) if any(r.get("run_started") == x["started"] for r in kept)]
+    # No new rows: only re-render the document and plots from results.json
+    # (after a change to the tables), keeping the runs it came from.
+    if rows:
+        runs.append(run)
     all_rows = kept + rows
     with open(results_path, "w") as f:
-        json.dump({"runs": runs + [run], "rows": all_rows}, f, indent=1, sort_keys=True)
+        json.dump({"runs": runs, "rows": all_rows}, f, indent=1, sort_keys=True)
 
     sections = bench_tables.all_sections(all_rows)
     plots = bench_plots.render_all(all_rows, args.out)
     text = [BEGIN, "", "## The run", ""]
-    for x in runs + [run]:
+    for x in runs:
         text += [f"- Started {x['started']}, took {x['elapsed_s']} s, commit `{x['commit']}`: `{x['command']}`",
                  f"  - machine: {x['machine']}",
                  f"  - load at start: `{x['load_start']}`",

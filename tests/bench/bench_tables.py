@@ -79,8 +79,9 @@ W2_CASES = ("proxy_w5", "proxy_w20", "direct_idempotent", "direct_inflight5")
 def workload2(rows):
     body = ["| case | window | records/s | per-partition MB/s (record values) | per-partition MB/s "
             "(upstream batches) | bound `window x batch_bytes / RTT` | % of bound | mean batch bytes "
+            "| mean upstream round trip ms | mean batches in flight per partition "
             "| max in flight at the broker | window violations |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     tput = {}
     for case in W2_CASES:
         for r in pick(rows, 2, case):
@@ -97,9 +98,14 @@ def workload2(rows):
             proxied = case.startswith("proxy")
             inflight, violations = cluster_stats(rows, case.split("_", 1)[1]) if proxied else (None, None)
             tput[case] = (measured, bound)
+            # Little's law: batches per second x round trip = batches in
+            # flight; against the window, how full the pipe was kept.
+            rtt_ms = _mean_ms(r, "upstream_rtt")
+            occupancy = (r["batch_records_count"] / r["seconds"] / parts * rtt_ms / 1000
+                         if rtt_ms and r.get("batch_records_count") else None)
             body.append(f"| `{case}` | {window} | {f(r['records_per_s'])} | {values:.2f} | {f(wire)} "
-                        f"| {bound:.2f} | {100 * measured / bound:.0f} % | {f(mean_batch)} "
-                        f"| {f(inflight)} | {f(violations)} |")
+                        f"| {bound:.2f} | {100 * measured / bound:.0f} % | {f(mean_batch)} | {f(rtt_ms)} "
+                        f"| {f(occupancy, 1)} | {f(inflight)} | {f(violations)} |")
     if "proxy_w5" in tput and "proxy_w20" in tput:
         ratio = tput["proxy_w20"][0] / tput["proxy_w5"][0]
         body.append(f"\nRatio 20/5 through the proxy: **{ratio:.2f}** (bound 4); goal >= 3.6: {goal(ratio >= 3.6)}.")
@@ -180,8 +186,14 @@ def workload4(rows):
                         f"| {add['p99_ms']:.2f} | {add['p999_ms']:.2f} | | | | |")
             linger = got[c]["linger"] or 0
             beyond = add["p99_ms"] - linger
-            notes.append(f"{pct} % load, `{c}`: p99 added beyond `linger_ms` ({linger} ms): **{beyond:.2f} ms**; "
-                         f"goal <= 1 ms: {goal(beyond <= 1.0)}.")
+            # A verdict needs a baseline steadier than the goal: when the
+            # direct p99 itself moves by more than 1 ms between repetitions,
+            # a 1 ms difference cannot be told from noise.
+            spread = max(got["direct"]["p99_each"]) - min(got["direct"]["p99_each"]) if "direct" in got else 0
+            verdict = (goal(beyond <= 1.0) if spread <= 1.0 else
+                       f"**not resolvable here** (the direct p99 alone spans {spread:.1f} ms across repetitions)")
+            notes.append(f"{pct} % load, `{c}`: p99 added beyond `linger_ms` ({linger} ms): {beyond:.2f} ms; "
+                         f"goal <= 1 ms: {verdict}.")
     return body + ([""] + notes if notes else [])
 
 
@@ -205,7 +217,8 @@ def workload5(rows):
 
 def workload6(rows):
     body = ["| codec | direct producer CPU s/GB | proxy CPU s/GB | app behind the proxy CPU s/GB | proxy / direct "
-            "| (app + proxy) / direct | direct MB/s | proxy MB/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+            "| (app + proxy) / direct | direct MB/s | proxy MB/s | proxy upstream bytes per record byte |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for codec in ("none", "lz4", "zstd"):
         d, p = pick(rows, 6, "direct", codec=codec), pick(rows, 6, "proxy", codec=codec)
         if not d or not p:
@@ -213,7 +226,8 @@ def workload6(rows):
         d, p = d[-1], p[-1]
         dc, pc, ac = per_gb(d["cpu_s"], d["bytes"]), per_gb(p["proxy_cpu_s"], p["bytes"]), per_gb(p["cpu_s"], p["bytes"])
         body.append(f"| {codec} | {f(dc)} | {f(pc)} | {f(ac)} | {f(pc / dc)} | {f((ac + pc) / dc)} "
-                    f"| {f(d['mb_per_s'], 1)} | {f(p['mb_per_s'], 1)} |")
+                    f"| {f(d['mb_per_s'], 1)} | {f(p['mb_per_s'], 1)} "
+                    f"| {f(p['batch_bytes_sum'] / p['bytes'] if p.get('batch_bytes_sum') else None)} |")
     return body
 
 
