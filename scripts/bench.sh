@@ -6,7 +6,7 @@
 # script starts is stopped on exit. Benchmarks report, they never fail on a
 # number.
 #
-#   scripts/bench.sh [--skip-build] [--quick] [--only "1 2 3 4 5 6"] [--reps N]
+#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6"] [--reps N]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
 # plot per workload, gnuplot) and the generated part of docs/BENCHMARKS.md.
@@ -19,11 +19,12 @@ python=/usr/bin/python3  # Debian's, whichever python3 comes first on PATH
 report=$root/tests/bench/bench_report.py
 
 args="$*"
-skip_build=0 quick=0 only="1 2 3 4 5 6" reps=3
+skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6" reps=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) skip_build=1 ;;
     --quick) quick=1 ;;
+    --keep) keep=1 ;;
     --only) only=$2; shift ;;
     --reps) reps=$2; shift ;;
     -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
@@ -49,6 +50,8 @@ cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   sleep 0.5
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  # Logs of the processes stay only when asked for (or to debug a failure).
+  if [ "$keep" -eq 1 ]; then log "logs kept in $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
