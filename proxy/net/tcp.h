@@ -68,7 +68,6 @@ struct TcpConnection::State {
   bool open = true;
   bool handle_is_closed = false;
   int pending_requests = 0;  // getaddrinfo / connect in flight
-  Bytes read_buffer;
 
   void detach() {
     on_data = nullptr;
