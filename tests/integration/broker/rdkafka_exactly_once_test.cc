@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -75,8 +76,14 @@ rd_kafka_t* make_producer(const std::string& bootstrap, const char* batch_messag
       // (socket.max.fails=1) and retries everything that was in flight.
       {"socket.timeout.ms", "1000"},
       {"message.timeout.ms", "50000"},
-      {"retry.backoff.ms", "20"},
-      {"topic.metadata.refresh.fast.interval.ms", "50"},
+      // librdkafka 2.0.2 has a race when a retry is refused by the old leader
+      // while the partition migrates to the new one (tests/broker/README.md).
+      // A refused batch should be retried after the metadata refresh, i.e. to
+      // the new leader: fast refreshes and a longer backoff make that likely.
+      // Measured failure rates of the first test: 1 in 20 runs with 20 ms /
+      // 50 ms, 3 in 43 with 100 ms / 50 ms, 0 in 55 with 100 ms / 10 ms.
+      {"retry.backoff.ms", "100"},
+      {"topic.metadata.refresh.fast.interval.ms", "10"},
       {"reconnect.backoff.ms", "10"},
       {"reconnect.backoff.max.ms", "100"},
   };
@@ -100,7 +107,14 @@ rd_kafka_t* make_producer(const std::string& bootstrap, const char* batch_messag
 // partition and its position there ("3:1234"), paced so the faults
 // interleave with the whole stream, then flushes. Returns the per-partition
 // counts. Expects every record delivered and no fatal error.
-std::vector<int> produce_all(const std::string& bootstrap, int records, const char* batch_messages) {
+//
+// The first record of every partition is produced and flushed before
+// `start_faults` runs: a fault on a producer's very first batch to a
+// partition, with the 2.5-4.4 broker rule that accepts any first sequence,
+// loses that batch (KAFKA-15591, PIPELINE.md pitfall E.1). The test cluster
+// reproduces that faithfully; it is not what this test is about.
+std::vector<int> produce_all(const std::string& bootstrap, int records, const char* batch_messages,
+                             const std::function<void()>& start_faults) {
   DeliveryCounts counts;
   rd_kafka_t* rk = make_producer(bootstrap, batch_messages, counts);
   std::vector<int> next_in_partition(kPartitions, 0);
@@ -117,6 +131,10 @@ std::vector<int> produce_all(const std::string& bootstrap, int records, const ch
       EXPECT_EQ(err, RD_KAFKA_RESP_ERR__QUEUE_FULL) << rd_kafka_err2str(err);
       if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || attempt > 10000) break;
       rd_kafka_poll(rk, 10);
+    }
+    if (i == kPartitions - 1) {
+      EXPECT_EQ(rd_kafka_flush(rk, 10'000), RD_KAFKA_RESP_ERR_NO_ERROR) << "warm-up";
+      start_faults();
     }
     if (i % 2000 == 1999) rd_kafka_poll(rk, 50);
   }
@@ -198,8 +216,9 @@ TestClusterOptions three_brokers(std::uint64_t seed) {
   options.seed = seed;
   options.topics = {{kTopic, kPartitions, 5}};
   // No added round trip: with one (10 ms), librdkafka 2.0.2 pipelines into
-  // the leader flips and breaks its own idempotence (tests/broker/README.md,
-  // "What librdkafka 2.0.2 does"); these tests are about the broker.
+  // the leader flips and breaks its own idempotence in every run
+  // (tests/broker/README.md, "What librdkafka 2.0.2 does"); these tests are
+  // about the broker.
   return options;
 }
 
@@ -210,21 +229,23 @@ TEST(RdkafkaExactlyOnce, HundredThousandRecordsUnderDroppedResponsesAndLeaderFli
   cluster.start();
   const std::string bootstrap = cluster.bootstrap();
 
-  // Append, then cut the connection where the response would have gone:
-  // every request in flight on it is then retried, most as duplicates.
-  ASSERT_TRUE(cluster.drop_responses(0.05, DropMode::kCloseConnection));
   std::atomic<bool> producing{true};
   std::atomic<int> flips{0};
-  std::thread flipper([&] {
-    while (producing) {
-      std::this_thread::sleep_for(200ms);
-      cluster.flip_leaders();
-      ++flips;
-    }
+  std::thread flipper;
+  const std::vector<int> produced = produce_all(bootstrap, kRecords, "50", [&] {
+    // Append, then cut the connection where the response would have gone:
+    // every request in flight on it is then retried, most as duplicates.
+    ASSERT_TRUE(cluster.drop_responses(0.05, DropMode::kCloseConnection));
+    flipper = std::thread([&] {
+      while (producing) {
+        std::this_thread::sleep_for(200ms);
+        cluster.flip_leaders();
+        ++flips;
+      }
+    });
   });
-  const std::vector<int> produced = produce_all(bootstrap, kRecords, "50");
   producing = false;
-  flipper.join();
+  if (flipper.joinable()) flipper.join();
   ASSERT_TRUE(cluster.drop_responses(0.0));
   const auto produced_in = std::chrono::steady_clock::now() - started;
 
@@ -271,8 +292,9 @@ TEST(RdkafkaExactlyOnce, SilentlyDroppedResponsesAreRetriedAfterTheTimeoutAndDed
   constexpr int kRecords = 20'000;
   TestCluster cluster(three_brokers(7));
   cluster.start();
-  ASSERT_TRUE(cluster.drop_responses(0.05, DropMode::kSilent));
-  const std::vector<int> produced = produce_all(cluster.bootstrap(), kRecords, "200");
+  const std::vector<int> produced = produce_all(cluster.bootstrap(), kRecords, "200", [&] {
+    ASSERT_TRUE(cluster.drop_responses(0.05, DropMode::kSilent));
+  });
   ASSERT_TRUE(cluster.drop_responses(0.0));
   expect_exactly_once(cluster, produced);
   const ClusterStats stats = cluster.stats();
