@@ -89,19 +89,6 @@ class Proxy:
             return None
 
 
-def metric(port, name):
-    """One unlabelled sample from /metrics (0 when absent)."""
-    import urllib.request
-    try:
-        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    except Exception:
-        return 0.0
-    for line in body.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    return 0.0
-
-
 def config(bootstrap, client_port, metrics_port, drain_ms=30000, extra=""):
     return f"""
 [listener]
@@ -178,13 +165,14 @@ class Lifecycle(unittest.TestCase):
             acked = []
             t = threading.Thread(target=produce_fast_legacy, args=(client, "drain", values, acked))
             t.start()
-            # SIGTERM once the proxy holds most of the 100,000 records, buffered
-            # against the slow upstream.
-            deadline = time.time() + 60
-            while time.time() < deadline and metric(metrics, "produce_proxy_records_received_total") < 90000:
+            # SIGTERM while the proxy holds records buffered against the slow
+            # upstream: the client has handed them all over and few are acked.
+            # (Waiting on /metrics here would crash an ASan build: civetweb's
+            # worker thread overflows its stack under ASan; see README.)
+            deadline = time.time() + 30
+            while time.time() < deadline and t.is_alive() and len(acked) < 2000:
                 time.sleep(0.02)
-            received = metric(metrics, "produce_proxy_records_received_total")
-            buffered = metric(metrics, "produce_proxy_buffered_bytes")
+            time.sleep(0.5)
             code = proxy.stop(timeout=90)
             t.join(timeout=120)
             log = proxy.text()
@@ -199,8 +187,9 @@ class Lifecycle(unittest.TestCase):
                 self.assertEqual(code, 1, log[-2000:])
                 self.assertIn("were not delivered", log)
             self.assertGreater(len(acked), 0)
+            buffered = int(re.search(r"draining: (\d+) bytes buffered", log).group(1))
             self.assertGreater(buffered, 0, "nothing was buffered when SIGTERM came")
-            print(f"drain: {received:.0f} records received and {buffered:.0f} bytes buffered at SIGTERM, "
+            print(f"drain: {buffered} bytes buffered at SIGTERM, "
                   f"{len(acked)} acknowledged to the client, {len(logged)} upstream, exit {code}")
         finally:
             proxy.stop(5)
@@ -220,14 +209,15 @@ class Lifecycle(unittest.TestCase):
             self.assertEqual(cluster.command("rtt 60000"), "ok")
             for i in range(100):
                 producer.send("stuck", f"late{i}".encode())
-            deadline = time.time() + 20
-            while time.time() < deadline and metric(metrics, "produce_proxy_buffered_bytes") == 0:
-                time.sleep(0.05)
-            self.assertGreater(metric(metrics, "produce_proxy_buffered_bytes"), 0)
+            try:
+                producer.flush(timeout=2)  # hands them to the proxy; no answer can come in time
+            except Exception:
+                pass
             code = proxy.stop(timeout=30)
             producer.close(timeout=1)
             self.assertEqual(code, 1, proxy.text()[-2000:])
             self.assertIn("were not delivered", proxy.text())
+            self.assertGreater(int(re.search(r"draining: (\d+) bytes buffered", proxy.text()).group(1)), 0)
         finally:
             proxy.stop(5)
             cluster.stop()

@@ -131,7 +131,7 @@ TEST_F(WindowTest, StaleMetadataWithALowerLeaderEpochIsIgnored) {
   start();
   producer->on_metadata(leaders("t", {{1, 5}}));
   producer->on_metadata(leaders("t", {{2, 4}}));
-  EXPECT_EQ(state("t", 0).leader_id(), -1) << "partition state is created on first submit";
+  EXPECT_EQ(producer->partition(TopicPartition{"t", 0}), nullptr) << "partition state is created on first submit";
   submit("t", 0, 1);
   producer->on_metadata(leaders("t", {{1, 5}}));
   producer->on_metadata(leaders("t", {{2, 4}}));
