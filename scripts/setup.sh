@@ -29,6 +29,9 @@ done
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  # clang 16 builds the asan preset and the libFuzzer targets: it has what
+  # libstdc++ 12's <expected> needs (cmake/warnings.cmake), clang 14 does not
+  clang-16 libclang-rt-16-dev
   # libraries the proxy links
   libuv1-dev librdkafka-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
   libtomlplusplus-dev libcli11-dev zlib1g-dev liblz4-dev libzstd-dev
