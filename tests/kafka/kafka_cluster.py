@@ -73,18 +73,24 @@ API_NAMES = {
     21: "DeleteRecords", 22: "InitProducerId", 23: "OffsetForLeaderEpoch",
     24: "AddPartitionsToTxn", 25: "AddOffsetsToTxn", 26: "EndTxn", 27: "WriteTxnMarkers",
     28: "TxnOffsetCommit", 29: "DescribeAcls", 30: "CreateAcls", 31: "DeleteAcls",
-    32: "DescribeConfigs", 33: "AlterConfigs", 35: "DescribeLogDirs",
-    36: "SaslAuthenticate", 37: "CreatePartitions", 42: "DeleteGroups",
+    32: "DescribeConfigs", 33: "AlterConfigs", 34: "AlterReplicaLogDirs", 35: "DescribeLogDirs",
+    36: "SaslAuthenticate", 37: "CreatePartitions", 38: "CreateDelegationToken",
+    39: "RenewDelegationToken", 40: "ExpireDelegationToken", 41: "DescribeDelegationToken",
+    42: "DeleteGroups",
     43: "ElectLeaders", 44: "IncrementalAlterConfigs", 45: "AlterPartitionReassignments",
     46: "ListPartitionReassignments", 47: "OffsetDelete", 48: "DescribeClientQuotas",
     49: "AlterClientQuotas", 50: "DescribeUserScramCredentials",
-    51: "AlterUserScramCredentials", 57: "UpdateFeatures", 60: "DescribeCluster",
+    51: "AlterUserScramCredentials", 55: "DescribeQuorum", 57: "UpdateFeatures", 60: "DescribeCluster",
     61: "DescribeProducers", 64: "UnregisterBroker", 65: "DescribeTransactions",
     66: "ListTransactions", 68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe",
-    71: "GetTelemetrySubscriptions", 72: "PushTelemetry", 74: "ListClientMetricsResources",
+    71: "GetTelemetrySubscriptions", 72: "PushTelemetry", 74: "ListConfigResources",
     75: "DescribeTopicPartitions", 76: "ShareGroupHeartbeat", 77: "ShareGroupDescribe",
     78: "ShareFetch", 79: "ShareAcknowledge", 80: "AddRaftVoter", 81: "RemoveRaftVoter",
-}
+    83: "InitializeShareGroupState", 84: "ReadShareGroupState", 85: "WriteShareGroupState",
+    86: "DeleteShareGroupState", 87: "ReadShareGroupStateSummary", 88: "StreamsGroupHeartbeat",
+    89: "StreamsGroupDescribe", 90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets",
+    92: "DeleteShareGroupOffsets",
+}  # others print as api-N
 
 
 class KafkaHarnessError(RuntimeError):
