@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -27,8 +28,17 @@ func main() {
 		kgo.ProducerLinger(5 * time.Millisecond),
 		kgo.DialTimeout(a.Budget(0.2)),
 		kgo.ProduceRequestTimeout(a.Budget(0.3)),
-		kgo.RecordDeliveryTimeout(a.Budget(0.8)),
+		// kgo measures the delivery timeout from each record's Timestamp
+		// (time.Since(records[0].Timestamp)), and ours are the fixed base + i:
+		// add their age so the timeout means "budget from now".
+		kgo.RecordDeliveryTimeout(max(time.Second, time.Since(a.Timestamp(0))+a.Budget(0.8))),
 		kgo.RetryTimeout(a.Budget(0.5)),
+		// Waiting for a topic's metadata is not bound by the (timestamp-based)
+		// delivery timeout above but by RecordRetries: fixed 250 ms backoff
+		// and as many tries as fit in half the budget.
+		kgo.RetryBackoffFn(func(int) time.Duration { return 250 * time.Millisecond }),
+		kgo.RecordRetries(int(a.Budget(0.5) / (250 * time.Millisecond))),
+		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
 	switch a.Acks {
 	case "0":
@@ -37,6 +47,13 @@ func main() {
 		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	default:
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	}
+	if lvl := a.Extra["log"]; lvl != "" { // --extra log=debug|info|warn|error, to stderr
+		levels := map[string]kgo.LogLevel{"debug": kgo.LogLevelDebug, "info": kgo.LogLevelInfo,
+			"warn": kgo.LogLevelWarn, "error": kgo.LogLevelError}
+		if l, ok := levels[lvl]; ok {
+			opts = append(opts, kgo.WithLogger(kgo.BasicLogger(os.Stderr, l, nil)))
+		}
 	}
 	if s := a.Extra["idempotent"]; s != "" {
 		if on, _ := strconv.ParseBool(s); !on {
@@ -63,8 +80,7 @@ func main() {
 		a.FailUnreported(err.Error())
 		a.Finish()
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), a.Deadline())
-	defer cancel()
+	ctx := context.Background() // the deadline is AwaitAll's, so records fail with the client's own errors
 	for i := 0; i < a.Count; i++ {
 		r := &kgo.Record{
 			Key:       []byte(a.Key(i)),

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Fetches and builds the real producer clients that tests/clients/run_client.py
+# drives, into a cache outside the build tree:
+#   ${PP_CACHE_DIR:-$HOME/.cache/produce-proxy}/clients/
+#     java-0.9/ java-0.10/ java-4/   lib/*.jar (Maven) and classes/ (javac)
+#     go/bin/                        sarama-produce, franz-produce (go build)
+# Idempotent: each part carries a stamp (hash of its inputs and toolchain) and
+# is a quick no-op when the stamp matches. Needs network only the first time
+# (Maven Central via mvn, the Go module proxy via go).
+#
+#   tests/clients/fetch_clients.sh [all|java|go|python|java-0.9|java-0.10|java-4]...
+#
+# The Python clients come from Debian (python3-kafka, python3-confluent-kafka);
+# this script only checks that they import.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CACHE="${PP_CACHE_DIR:-$HOME/.cache/produce-proxy}/clients"
+JAVA_VERSIONS=(0.9 0.10 4)
+
+die() { echo "fetch_clients.sh: $*" >&2; exit 1; }
+log() { [[ -n "${PP_FETCH_QUIET:-}" ]] || echo "fetch_clients.sh: $*" >&2; }
+
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+mkdir -p "$CACHE"
+# One fetch at a time (parallel test runs share the cache).
+exec 9>"$CACHE/.lock"
+flock -w 900 9 || die "timed out waiting for $CACHE/.lock"
+
+fetch_java() {
+  local v=$1 src="$HERE/java/$1" dir="$CACHE/java-$1"
+  [[ -f "$src/pom.xml" ]] || die "no such Java client: java-$v"
+  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  command -v javac >/dev/null || die "javac not found (apt-get install openjdk-17-jdk-headless)"
+  mkdir -p "$dir"
+  local want
+  want=$(hash_of "$src/pom.xml")
+  if [[ "$(cat "$dir/lib.stamp" 2>/dev/null)" != "$want" ]]; then
+    log "java-$v: fetching jars with Maven into $dir/lib"
+    rm -rf "$dir/lib.tmp"
+    if ! mvn -B -q -f "$src/pom.xml" dependency:copy-dependencies \
+        -DincludeScope=runtime -DoutputDirectory="$dir/lib.tmp" >"$dir/mvn.log" 2>&1; then
+      sed 's/\x1b\[[0-9;]*m//g' "$dir/mvn.log" | grep -v '^\s*$' | tail -20 >&2
+      die "java-$v: Maven could not fetch the client's jars (log: $dir/mvn.log)"
+    fi
+    rm -rf "$dir/lib" && mv "$dir/lib.tmp" "$dir/lib"
+    echo "$want" >"$dir/lib.stamp"
+  fi
+  [[ -n "${JAVAC_VERSION:-}" ]] || JAVAC_VERSION=$(javac -version 2>&1)
+  want=$( (cat "$HERE/java/Common.java" "$src/Produce.java" "$dir/lib.stamp"; echo "$JAVAC_VERSION") | sha256sum | cut -d' ' -f1)
+  if [[ "$(cat "$dir/classes.stamp" 2>/dev/null)" != "$want" ]]; then
+    log "java-$v: compiling into $dir/classes"
+    rm -rf "$dir/classes.tmp" && mkdir -p "$dir/classes.tmp"
+    javac -nowarn -encoding UTF-8 -d "$dir/classes.tmp" -cp "$dir/lib/*" \
+      "$HERE/java/Common.java" "$src/Produce.java" 2> >(grep -v '^Note:' >&2) \
+      || die "java-$v: javac failed"
+    rm -rf "$dir/classes" && mv "$dir/classes.tmp" "$dir/classes"
+    echo "$want" >"$dir/classes.stamp"
+  fi
+}
+
+fetch_go() {
+  local src="$HERE/go" dir="$CACHE/go"
+  command -v go >/dev/null || die "go not found"
+  mkdir -p "$dir"
+  local want
+  want=$( (cd "$src" && find . -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort | xargs cat; go version) | sha256sum | cut -d' ' -f1)
+  if [[ "$(cat "$dir/bin.stamp" 2>/dev/null)" == "$want" && -x "$dir/bin/sarama-produce" && -x "$dir/bin/franz-produce" ]]; then
+    return 0
+  fi
+  log "go: building sarama-produce and franz-produce into $dir/bin"
+  rm -rf "$dir/bin.tmp"
+  # go.sum is committed: -mod=readonly never edits it; GOTOOLCHAIN=local never
+  # downloads a toolchain. Modules come from the module cache, else the proxy.
+  if ! (cd "$src" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly CGO_ENABLED=0 \
+        go build -trimpath -o "$dir/bin.tmp/" ./cmd/sarama-produce ./cmd/franz-produce) >"$dir/go.log" 2>&1; then
+    tail -20 "$dir/go.log" >&2
+    die "go: build failed (modules from the Go module proxy; log: $dir/go.log)"
+  fi
+  rm -rf "$dir/bin" && mv "$dir/bin.tmp" "$dir/bin"
+  echo "$want" >"$dir/bin.stamp"
+}
+
+check_python() {
+  /usr/bin/python3 -c 'import kafka, confluent_kafka' 2>/dev/null \
+    || die "python: /usr/bin/python3 lacks kafka or confluent_kafka (apt-get install python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard)"
+}
+
+parts=("$@")
+[[ ${#parts[@]} -gt 0 ]] || parts=(all)
+for p in "${parts[@]}"; do
+  case "$p" in
+    all) for v in "${JAVA_VERSIONS[@]}"; do fetch_java "$v"; done; fetch_go; check_python ;;
+    java) for v in "${JAVA_VERSIONS[@]}"; do fetch_java "$v"; done ;;
+    java-*) fetch_java "${p#java-}" ;;
+    go) fetch_go ;;
+    python) check_python ;;
+    *) die "unknown part: $p (all|java|go|python|java-0.9|java-0.10|java-4)" ;;
+  esac
+done
