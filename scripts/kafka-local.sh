@@ -7,7 +7,7 @@
 #   scripts/kafka-local.sh                 # 1 node, client port 19092
 #   scripts/kafka-local.sh --port 29092    # another port
 #   scripts/kafka-local.sh --nodes 3       # ports 19092-19094, rf 3, min.insync.replicas 2
-#   scripts/kafka-local.sh --set producer.state.batches.to.retain=10   # broker config override
+#   scripts/kafka-local.sh --set min.insync.replicas=1   # broker config override (repeatable)
 #   scripts/kafka-local.sh --api-versions  # also print the broker's ApiVersions ranges
 #
 # Then, in another terminal:
