@@ -2,7 +2,7 @@
 
 #include <arpa/inet.h>
 
-#include <array>
+#include <memory>
 #include <charconv>
 #include <cstring>
 
@@ -11,6 +11,18 @@ namespace pp::net {
 namespace {
 
 constexpr std::size_t kReadBufferBytes = 64 * 1024;
+
+// One read buffer per loop thread, not per connection: libuv reads into it
+// and calls the read callback at once, and on_data copies out what it keeps,
+// so 1,000 idle clients don't each hold 64 KiB. It lives on the heap: a
+// thread_local array would sit in the static TLS block that glibc carves out
+// of every thread's stack, including the small fixed stacks of civetweb's
+// HTTP workers, which 64 KiB overflows (tests/daemon/static_tls_test.py).
+char* loop_read_buffer() {
+  thread_local std::unique_ptr<char[]> buffer;
+  if (!buffer) buffer = std::make_unique_for_overwrite<char[]>(kReadBufferBytes);
+  return buffer.get();
+}
 
 struct WriteRequest {
   uv_write_t req{};
@@ -175,11 +187,7 @@ void TcpConnection::start_reading() {
   uv_read_start(
       reinterpret_cast<uv_stream_t*>(&s->handle),
       [](uv_handle_t*, std::size_t, uv_buf_t* buf) {
-        // One buffer per loop thread, not per connection: libuv reads into it
-        // and calls the read callback at once, and on_data copies out what it
-        // keeps, so 1,000 idle clients don't each hold 64 KiB.
-        thread_local std::array<char, kReadBufferBytes> shared;
-        *buf = uv_buf_init(shared.data(), static_cast<unsigned>(shared.size()));
+        *buf = uv_buf_init(loop_read_buffer(), static_cast<unsigned>(kReadBufferBytes));
       },
       [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
         auto* st = static_cast<State*>(stream->data);
