@@ -21,6 +21,10 @@ namespace pp {
 
 namespace {
 
+// docs/design/INTERFACES.md, "HTTP endpoints": the promise to operators.
+constexpr const char* kHttpWorkers = "16";
+constexpr const char* kHttpRequestTimeoutMs = "5000";
+
 // prometheus-cpp's Exposer keeps its CivetServer private, but passes our
 // CivetCallbacks to it, and civetweb calls init_context with the new context
 // on the constructing thread before mg_start returns. This is the one place a
@@ -32,12 +36,28 @@ void remember_context(const mg_context* ctx) {
   t_started_context = const_cast<mg_context*>(ctx);
 }
 
+bool is_method(const mg_request_info* request, const char* method) {
+  return request && request->request_method && std::strcmp(request->request_method, method) == 0;
+}
+
+// prometheus-cpp's /metrics handler answers GET only (404 for HEAD); a HEAD
+// gets the headers of a scrape, without serialising the registry for it.
+int answer_head_of_metrics(mg_connection* conn) {
+  const mg_request_info* request = mg_get_request_info(conn);
+  if (!is_method(request, "HEAD") || !request->local_uri || std::strcmp(request->local_uri, "/metrics") != 0) {
+    return 0;  // civetweb and prometheus-cpp take it from here
+  }
+  mg_response_header_start(conn, 200);
+  mg_response_header_add(conn, "Content-Type", "text/plain; version=0.0.4; charset=utf-8", -1);
+  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
+  mg_response_header_send(conn);
+  return 200;
+}
+
 int respond(mg_connection* conn, int status, std::string_view body) {
   const mg_request_info* request = mg_get_request_info(conn);
-  const bool head =
-      request && request->request_method && std::strcmp(request->request_method, "HEAD") == 0;
-  const bool get =
-      request && request->request_method && std::strcmp(request->request_method, "GET") == 0;
+  const bool head = is_method(request, "HEAD");
+  const bool get = is_method(request, "GET");
   if (!get && !head) {
     status = 405;
     body = "method not allowed\n";
@@ -82,13 +102,19 @@ MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics,
     : health_(health), knock_on_stop_(loopback_reaches(address)) {
   CivetCallbacks callbacks;
   callbacks.init_context = remember_context;
+  callbacks.begin_request = answer_head_of_metrics;
   t_started_context = nullptr;
   const std::vector<std::string> options{
       "listening_ports", address,
-      // Two workers: a scrape and a probe never wait for each other.
-      "num_threads", "2",
-      // A client that stalls mid-request gives its worker back after this.
-      "request_timeout_ms", "10000"};
+      // civetweb serves one connection per worker, start to end, so a
+      // connection that stalls mid-request holds its worker. With 16, up to
+      // 15 stalled or slow peers still leave a worker for a probe; each such
+      // peer is dropped when the request timeout runs out. Idle workers cost
+      // only their (virtual) stacks.
+      "num_threads", kHttpWorkers,
+      // A request must arrive whole within this, however slowly it trickles
+      // in; shorter than the 10 s a Kubernetes probe period defaults to.
+      "request_timeout_ms", kHttpRequestTimeoutMs};
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(options, &callbacks);
   } catch (const std::exception& e) {
