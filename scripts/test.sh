@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The test command (README, .ci/run): installs dependencies, builds everything
-# under clang 16 with AddressSanitizer + UndefinedBehaviorSanitizer, and runs
-# unit, integration, end-to-end and fuzz tests through ctest.
-# Extra arguments go to ctest (e.g. -L unit, -R schema).
+# The test command (README, .ci/run): installs dependencies, builds the release
+# binary that scripts/run.sh ships, builds everything under clang 16 with
+# AddressSanitizer + UndefinedBehaviorSanitizer, and runs unit, integration,
+# end-to-end, shipped-binary and fuzz tests through ctest. The shipped tests
+# drive both binaries (tests/daemon/).
+# Extra arguments go to ctest (e.g. -L unit, -R schema, -LE kafka).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+cmake --preset release >/dev/null
+cmake --build --preset release -j"$(nproc)" --target produce-proxy
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$(nproc)"
 ctest --preset asan -j"$(nproc)" "$@"
