@@ -82,9 +82,15 @@ fetch_go() {
   echo "$want" >"$dir/bin.stamp"
 }
 
+PY_APT="python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard python3-xxhash"
 check_python() {
   /usr/bin/python3 -c 'import kafka, confluent_kafka' 2>/dev/null \
-    || die "python: /usr/bin/python3 lacks kafka or confluent_kafka (apt-get install python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard)"
+    || die "python: /usr/bin/python3 lacks kafka or confluent_kafka (apt-get install $PY_APT)"
+  # kafka-python's codecs are optional modules; without them only that codec fails
+  # (lz4 at magic 0/1 needs xxhash, and without it kafka-python's sender thread dies).
+  local missing
+  missing=$(/usr/bin/python3 -c 'import importlib.util as u; print(" ".join(m for m in ("snappy", "lz4", "zstandard", "xxhash") if u.find_spec(m) is None))')
+  [[ -z "$missing" ]] || echo "fetch_clients.sh: warning: kafka-python codec modules missing: $missing (apt-get install $PY_APT)" >&2
 }
 
 parts=("$@")

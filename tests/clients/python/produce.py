@@ -244,13 +244,13 @@ def run_confluent(a, r, idempotent):
     def delivered(i):
         def cb(err, msg):
             if err is None:
-                r.ok(i, msg.partition(), msg.offset())
+                r.ok(i, msg.partition(), msg.offset())  # offset < 0 (acks=0) -> -1
             else:
                 text = "%s: %s" % (err.name(), err.str())
                 if last_client_error and last_client_error[0] != text:
                     text += " (last client error: %s)" % last_client_error[0]
-                part = msg.partition() if msg is not None else -1
-                r.fail(i, part if part >= 0 else r.shown_partition(i), text)
+                part = msg.partition() if msg is not None else None
+                r.fail(i, part if part is not None and part >= 0 else r.shown_partition(i), text)
         return cb
 
     for i in range(a.count):
@@ -271,9 +271,18 @@ def run_confluent(a, r, idempotent):
             except KafkaException as e:
                 r.fail(i, r.shown_partition(i), error_text(e))
                 break
-        p.poll(0)
+        try:
+            p.poll(0)
+        except KafkaException as e:
+            r.fail_unreported(error_text(e))
+            break
     while not r.all_done.is_set() and r.remaining() > 0:
-        p.poll(min(0.1, r.remaining()))
+        try:
+            p.poll(min(0.1, r.remaining()))
+        except KafkaException as e:
+            # A fatal error (e.g. the idempotent producer finds no broker that
+            # supports it): poll raises it, and nothing left will be delivered.
+            r.fail_unreported(error_text(e))
     if not r.all_done.is_set():
         why = " (last client error: %s)" % last_client_error[0] if last_client_error else ""
         r.fail_unreported("timed out after %g s waiting for the delivery report%s" % (a.timeout_s, why))

@@ -14,6 +14,7 @@ public class Produce {
         final Common c = Common.parse(args);
         Properties p = new Properties();
         p.put("bootstrap.servers", c.bootstrap);
+        p.put("client.id", "pp-tests-" + c.client);
         p.put("acks", c.acksValue());
         p.put("compression.type", c.compression);
         p.put("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");

@@ -107,7 +107,7 @@ func main() {
 		if a.Partitions > 0 {
 			m.Partition = a.Partition(i)
 		}
-		if a.Headers {
+		if a.HeadersSent { // sarama rejects headers below Config.Version 0.11
 			m.Headers = []sarama.RecordHeader{
 				{Key: []byte("i"), Value: []byte(strconv.Itoa(i))},
 				{Key: []byte("client"), Value: []byte(a.Client)},
