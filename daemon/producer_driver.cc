@@ -53,7 +53,19 @@ void ProducerDriver::run_poll() {
 
 void ProducerDriver::on_metadata(const MetadataUpdate& update) {
   producer_.on_metadata(update);
-  answer_waiters(false);
+  for (Waiter& w : waiters_) {
+    std::erase_if(w.refreshing, [&](const std::string& t) {
+      return std::any_of(update.topics.begin(), update.topics.end(), [&](const auto& u) { return u.first == t; });
+    });
+  }
+  answer_waiters();
+}
+
+bool ProducerDriver::settled(const std::string& name) const {
+  const auto* t = upstream_.metadata().topic(name);
+  if (!t || t->error != ErrorCode::kNone || t->partitions.empty()) return false;
+  return std::all_of(t->partitions.begin(), t->partitions.end(),
+                     [](const auto& p) { return p.error == ErrorCode::kNone && p.leader_id >= 0; });
 }
 
 // ---- TopicDirectory ----
@@ -70,18 +82,18 @@ void ProducerDriver::describe(std::optional<std::vector<std::string>> topics, bo
   }
   w.done = std::move(done);
   w.deadline_ms = clock_.now_ms() + request_timeout_ms_;
-  std::vector<std::string> unknown;
   for (const auto& t : w.topics) {
-    if (!upstream_.metadata().topic(t)) unknown.push_back(t);
+    if (!settled(t)) w.refreshing.push_back(t);
   }
-  if (!unknown.empty()) upstream_.request_metadata(unknown);
+  if (!w.refreshing.empty()) upstream_.request_metadata(w.refreshing);
   waiters_.push_back(std::move(w));
   // Answer on a later iteration at the earliest (never inside describe()).
-  directory_timer_.start(0, 0, [this] { answer_waiters(false); });
+  directory_timer_.start(0, 0, [this] { answer_waiters(); });
 }
 
 bool ProducerDriver::answerable(const Waiter& w) const {
-  return std::all_of(w.topics.begin(), w.topics.end(),
+  return w.refreshing.empty() &&
+         std::all_of(w.topics.begin(), w.topics.end(),
                      [this](const std::string& t) { return upstream_.metadata().topic(t) != nullptr; });
 }
 
@@ -103,7 +115,7 @@ void ProducerDriver::answer(Waiter& w, bool final_answer) {
   done(std::move(out));
 }
 
-void ProducerDriver::answer_waiters(bool) {
+void ProducerDriver::answer_waiters() {
   const std::int64_t now = clock_.now_ms();
   std::vector<Waiter> ready;
   std::int64_t next_deadline = -1;
@@ -118,7 +130,7 @@ void ProducerDriver::answer_waiters(bool) {
     }
   }
   if (next_deadline >= 0) {
-    directory_timer_.start(static_cast<std::uint64_t>(next_deadline - now), 0, [this] { answer_waiters(true); });
+    directory_timer_.start(static_cast<std::uint64_t>(next_deadline - now), 0, [this] { answer_waiters(); });
   }
   // A topic still unknown at the deadline: the upstream could not be asked in
   // time, which a client should retry (LEADER_NOT_AVAILABLE is retriable).

@@ -53,16 +53,24 @@ class ProducerDriver final : public TopicDirectory {
  private:
   struct Waiter {
     std::vector<std::string> topics;
+    // Topics asked for again upstream: the answer waits for a response that
+    // describes them (or the deadline), not for the stale cached entry.
+    std::vector<std::string> refreshing;
     std::function<void(std::vector<TopicDescription>)> done;
     std::int64_t deadline_ms = 0;
   };
+
+  // Known with no error and a leader for every partition: a cached answer
+  // the client can use. A topic Kafka is still creating (auto-creation
+  // answers UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE first) is not.
+  bool settled(const std::string& topic) const;
 
   void schedule_poll();
   void run_poll();
   void on_metadata(const MetadataUpdate& update);
   bool answerable(const Waiter& w) const;
   void answer(Waiter& w, bool final_answer);
-  void answer_waiters(bool timed_out_only);
+  void answer_waiters();
 
   LoopClock clock_;
   upstream::Upstream upstream_;
