@@ -38,6 +38,10 @@ packages=(
   libsnappy-dev libsystemd-dev libssl-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # tests/kafka and tests/clients: a JDK and Maven fetch and run the real
+  # Apache Kafka broker and the Java clients (Go, for sarama and franz-go,
+  # comes with the machine image: Debian 12's golang 1.19 is too old for them)
+  default-jdk-headless maven
   # real peers for end-to-end tests and golden captures
   kcat python3-kafka python3-confluent-kafka
   # promtool lints our /metrics output and a real Prometheus server scrapes
@@ -94,3 +98,10 @@ if [ "$with_helm" -eq 1 ] && [ ! -x "$helm_dir/helm" ]; then
     echo "setup: helm not installed: $reason" >&2
   fi
 fi
+
+# Real peers that Debian does not package, pinned, into
+# ${PP_CACHE_DIR:-~/.cache/produce-proxy} (outside the build tree): Apache
+# Kafka's broker (tests/kafka/pom.xml, Maven Central). A no-op when cached.
+# Not under sudo, so the cache is the invoking user's.
+"$(dirname "$0")/../tests/kafka/fetch_kafka.sh" >/dev/null ||
+  echo "setup: Apache Kafka for tests/kafka was not fetched (see above); the tests labelled kafka will fail" >&2
