@@ -70,15 +70,34 @@ func main() {
 	cfg.Producer.Retry.Backoff = 100 * time.Millisecond
 	cfg.Metadata.Retry.Max = 3
 	cfg.Metadata.Retry.Backoff = 250 * time.Millisecond
+	cfg.Metadata.Timeout = a.Budget(0.5)
 	cfg.Net.DialTimeout = a.Budget(0.2)
 	cfg.Net.ReadTimeout = a.Budget(0.3)
 	cfg.Net.WriteTimeout = a.Budget(0.3)
 	a.TimestampsSent = cfg.Version.IsAtLeast(sarama.V0_10_0_0)
 	a.HeadersSent = a.Headers && cfg.Version.IsAtLeast(sarama.V0_11_0_0)
 
-	p, err := sarama.NewAsyncProducer(strings.Split(a.Bootstrap, ","), cfg)
-	if err != nil {
-		a.FailUnreported(err.Error())
+	// NewAsyncProducer fetches metadata first and can block past our
+	// deadline against a broker that accepts but never answers.
+	type made struct {
+		p   sarama.AsyncProducer
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		p, err := sarama.NewAsyncProducer(strings.Split(a.Bootstrap, ","), cfg)
+		ch <- made{p, err}
+	}()
+	var p sarama.AsyncProducer
+	select {
+	case m := <-ch:
+		if m.err != nil {
+			a.FailUnreported(m.err.Error())
+			a.Finish()
+		}
+		p = m.p
+	case <-time.After(time.Until(a.Deadline())):
+		a.FailUnreported(fmt.Sprintf("timed out after %g s creating the producer (sarama's first metadata request got no answer)", a.TimeoutS))
 		a.Finish()
 	}
 	go func() {
