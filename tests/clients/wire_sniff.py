@@ -6,7 +6,8 @@
 Forwards bytes both ways unchanged and prints one JSON line per request the
 client sends: api key and version, client id, and for Produce the message
 format of every record set (magic, compression codec, and for magic 2 the
-producer id/epoch/base sequence, so idempotence is visible). The upstream must
+producer id/epoch/base sequence, so idempotence is visible, and the
+(base) timestamp). The upstream must
 advertise the sniffer's address, or the client leaves it after bootstrap:
 run produce-proxy with listener.advertised_address = the --listen address.
 Stops after --seconds (default 120) or on stdin EOF. For manual checks of
@@ -78,15 +79,20 @@ def record_sets(data):
             magic = b.i8()
             b.i32()  # crc
             attrs = b.i16()
-            b.i32(); b.i64(); b.i64()
+            b.i32()
+            base_ts = b.i64()
+            b.i64()
             pid, epoch, seq = b.i64(), b.i16(), b.i32()
-            out.append({"magic": magic, "codec": CODECS.get(attrs & 7, attrs & 7), "producer_id": pid,
-                        "epoch": epoch, "base_sequence": seq})
+            out.append({"magic": magic, "codec": CODECS.get(attrs & 7, attrs & 7), "base_timestamp": base_ts,
+                        "producer_id": pid, "epoch": epoch, "base_sequence": seq})
         else:
             b = R(data, start)
             b.i32()  # crc
             magic, attrs = b.i8(), b.i8()
-            out.append({"magic": magic, "codec": CODECS.get(attrs & 7, attrs & 7)})
+            m = {"magic": magic, "codec": CODECS.get(attrs & 7, attrs & 7)}
+            if magic >= 1:
+                m["timestamp"] = b.i64()  # a compressed wrapper's is its last inner message's (or -1)
+            out.append(m)
         r.p = start + size
     return out
 
