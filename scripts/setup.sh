@@ -42,8 +42,10 @@ packages=(
   # Apache Kafka broker and the Java clients (Go, for sarama and franz-go,
   # comes with the machine image: Debian 12's golang 1.19 is too old for them)
   default-jdk-headless maven
-  # real peers for end-to-end tests and golden captures
-  kcat python3-kafka python3-confluent-kafka
+  # real peers for end-to-end tests and golden captures; kafka-python needs
+  # the codec modules for compressed batches (without xxhash its lz4 sender
+  # thread dies silently)
+  kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard python3-xxhash
   # promtool lints our /metrics output and a real Prometheus server scrapes
   # it (tests/integration/metrics); the tests start their own, on loopback
   prometheus
@@ -54,9 +56,8 @@ packages=(
 
 if [ "$capture_tools" -eq 1 ]; then
   packages+=(
-    # golden-vector capture (tests/golden/capture): loopback capture and the
-    # compression codecs kafka-python imports lazily
-    tshark python3-lz4 python3-snappy python3-zstandard
+    # golden-vector capture (tests/golden/capture): loopback capture
+    tshark
   )
 fi
 
@@ -105,3 +106,7 @@ fi
 # Not under sudo, so the cache is the invoking user's.
 "$(dirname "$0")/../tests/kafka/fetch_kafka.sh" >/dev/null ||
   echo "setup: Apache Kafka for tests/kafka was not fetched (see above); the tests labelled kafka will fail" >&2
+# The real producer clients of tests/clients: kafka-clients 0.9.0.1, 0.10.2.2
+# and 4.4.0 (Maven Central), sarama and franz-go (Go module proxy), pinned there.
+"$(dirname "$0")/../tests/clients/fetch_clients.sh" >/dev/null ||
+  echo "setup: the clients of tests/clients were not all built (see above); the tests using them will fail" >&2

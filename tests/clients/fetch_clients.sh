@@ -62,7 +62,10 @@ fetch_java() {
 
 fetch_go() {
   local src="$HERE/go" dir="$CACHE/go"
-  command -v go >/dev/null || die "go not found"
+  # The machine image puts Go in /usr/local/go; CI's environment may not
+  # have it on PATH.
+  command -v go >/dev/null || PATH="$PATH:/usr/local/go/bin"
+  command -v go >/dev/null || die "go not found (Go 1.26 or newer; Debian 12's 1.19 is too old for sarama)"
   mkdir -p "$dir"
   local want
   want=$( (cd "$src" && find . -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort | xargs cat; go version) | sha256sum | cut -d' ' -f1)
