@@ -26,7 +26,7 @@ struct KeyChange {
   bool operator==(const KeyChange&) const = default;
 };
 
-// Changed keys, in schema (INTERFACES.md) order.
+// Changed keys, in schema (docs/design/INTERFACES.md) order.
 std::vector<KeyChange> diff_settings(const Settings& before, const Settings& after);
 
 // `running` with every live key taken from `reloaded`, the rest kept: what is

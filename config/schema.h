@@ -1,7 +1,7 @@
-// The configuration schema: every key of INTERFACES.md, its range, its extra
+// The configuration schema: every key of docs/design/INTERFACES.md, its range, its extra
 // check and whether a SIGHUP can apply it live, written once in visit_keys().
 // Loading, validation, the SIGHUP diff, the example-config test and the
-// INTERFACES.md test all walk this one list, so a key added to Settings but
+// docs/design/INTERFACES.md test all walk this one list, so a key added to Settings but
 // not here fails those tests instead of silently being unloadable.
 #pragma once
 
@@ -41,7 +41,7 @@ struct KeySpec {
   std::string full_name() const { return std::string(section) + "." + std::string(name); }
 };
 
-// Calls f(spec, field...) for every key, in INTERFACES.md's order, where each
+// Calls f(spec, field...) for every key, in docs/design/INTERFACES.md's order, where each
 // field is a (const, if that Settings is) reference to the member the key
 // fills in the corresponding Settings: one Settings to read or fill it, two
 // to compare or copy key by key. The single place that ties a TOML key to a

@@ -1,4 +1,4 @@
-// The validated configuration of produce-proxy (INTERFACES.md, "Configuration"):
+// The validated configuration of produce-proxy (docs/design/INTERFACES.md, "Configuration"):
 // one struct per TOML section, one member per key, named exactly as the key and
 // initialised to its documented default. Plain data on purpose: no libuv, no
 // sockets, no spdlog, so every layer and every test can hold one, and the

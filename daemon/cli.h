@@ -1,4 +1,4 @@
-// The command line of INTERFACES.md:
+// The command line of docs/design/INTERFACES.md:
 //   produce-proxy [--config FILE] [--set KEY=VALUE ...] [--log-level LEVEL]
 //   produce-proxy --check-config [--config FILE] [--set KEY=VALUE ...]
 //   produce-proxy --version
@@ -24,7 +24,7 @@
 
 namespace pp {
 
-// Exit codes (INTERFACES.md): 0 clean stop (drained), 1 runtime failure
+// Exit codes (docs/design/INTERFACES.md): 0 clean stop (drained), 1 runtime failure
 // (including records lost to the drain deadline), 2 bad config or usage.
 inline constexpr int kExitClean = 0;
 inline constexpr int kExitRuntimeFailure = 1;

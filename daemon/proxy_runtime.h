@@ -1,4 +1,4 @@
-// The daemon's wiring on one libuv loop (ARCHITECTURE.md): the metrics server,
+// The daemon's wiring on one libuv loop (docs/design/ARCHITECTURE.md): the metrics server,
 // the upstream (a real cluster, or librdkafka's mock cluster in-process for
 // bootstrap_servers = ["embedded"]), the idempotent producer, the legacy-client
 // front end, and the lifecycle: start in the documented order, report ready,
@@ -31,7 +31,7 @@ class ProxyRuntime {
   ProxyRuntime(const ProxyRuntime&) = delete;
   ProxyRuntime& operator=(const ProxyRuntime&) = delete;
 
-  // Start-up in INTERFACES.md's order: metrics listener, upstream, producer
+  // Start-up in docs/design/INTERFACES.md's order: metrics listener, upstream, producer
   // id, then the client listener; `on_ready` runs once all of that holds
   // (sd_notify READY=1 and /readyz 200 are sent by the runtime itself).
   // Errors are start-up failures (a port in use, a bad address).

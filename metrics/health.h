@@ -1,6 +1,6 @@
-// Liveness and readiness, as /healthz and /readyz report them (INTERFACES.md
+// Liveness and readiness, as /healthz and /readyz report them (docs/design/INTERFACES.md
 // "HTTP endpoints"). Written by the loop thread and the daemon, read by the
-// HTTP server's threads: atomics only (ARCHITECTURE.md rule 1).
+// HTTP server's threads: atomics only (docs/design/ARCHITECTURE.md rule 1).
 //
 // Liveness is a heartbeat: a uv timer on the loop calls beat() every
 // kBeatInterval; the loop is alive while the last beat is younger than

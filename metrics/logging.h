@@ -1,4 +1,4 @@
-// spdlog set-up for the whole process ([log] of INTERFACES.md): the level and
+// spdlog set-up for the whole process ([log] of docs/design/INTERFACES.md): the level and
 // one of two line formats, applied to the default logger and every logger
 // registered so far (the layers' loggers clone the default one, so later
 // ones inherit it too).

@@ -1,4 +1,4 @@
-// Every metric family of INTERFACES.md ("Metrics"), registered once on one
+// Every metric family of docs/design/INTERFACES.md ("Metrics"), registered once on one
 // registry. Names carry the produce_proxy_ prefix and Prometheus' unit
 // suffixes; label sets are exactly the table's. Which layer feeds which family
 // is the business of Metrics and PipelineMetrics, not of this file.

@@ -1,4 +1,4 @@
-// All of produce-proxy's metrics (INTERFACES.md "Metrics") on one registry.
+// All of produce-proxy's metrics (docs/design/INTERFACES.md "Metrics") on one registry.
 //
 //   Metrics metrics(MetricsConfig{.address = ..., .partition_labels = ...});
 //   IdempotentProducer producer(..., &metrics.pipeline_observer());
@@ -6,7 +6,7 @@
 //   metrics.sample(producer.buffered_bytes(), brokers);    // a loop timer
 //   MetricsServer server(config.address, metrics, health); // HTTP
 //
-// Threads: every update method runs on the loop thread (ARCHITECTURE.md rule
+// Threads: every update method runs on the loop thread (docs/design/ARCHITECTURE.md rule
 // 1); the label caches behind them are unsynchronised on purpose. The values
 // are prometheus-cpp atomics, read by the HTTP server's threads through
 // registry() without any lock of ours.

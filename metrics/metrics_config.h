@@ -1,4 +1,4 @@
-// The metrics layer's own settings: [metrics] of INTERFACES.md. Kept here
+// The metrics layer's own settings: [metrics] of docs/design/INTERFACES.md. Kept here
 // rather than taken from config/ so metrics/ depends on nothing the daemon
 // owns; the daemon copies config::MetricsSettings into it field by field.
 #pragma once

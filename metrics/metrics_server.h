@@ -1,4 +1,4 @@
-// The metrics listener (INTERFACES.md "HTTP endpoints"): /metrics, /healthz
+// The metrics listener (docs/design/INTERFACES.md "HTTP endpoints"): /metrics, /healthz
 // and /readyz on one address, served by prometheus-cpp's Exposer and the
 // civetweb server it embeds. No HTTP code of ours: /metrics is the Exposer's
 // own endpoint, and the two health paths are civetweb request handlers added
@@ -28,7 +28,7 @@ class MetricsServer {
  public:
   // Listens on `address` ("127.0.0.1:9464"; port 0 picks a free one) before
   // returning. Throws std::runtime_error when it cannot (start-up only,
-  // ARCHITECTURE.md rule 4). `metrics` may go first (the exposer holds a weak
+  // docs/design/ARCHITECTURE.md rule 4). `metrics` may go first (the exposer holds a weak
   // reference); `health` must outlive the server.
   MetricsServer(const std::string& address, const Metrics& metrics, const Health& health);
   // Stops the listener and joins civetweb's threads.

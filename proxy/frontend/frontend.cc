@@ -113,7 +113,7 @@ void Frontend::forget(std::uint64_t session_id) {
 }
 
 // After runs were submitted: at or over the sink's budget, stop reading from
-// every client (rule of the house 5) until the sink says memory is back.
+// every client (docs/design/ARCHITECTURE.md rule 5) until the sink says memory is back.
 void Frontend::maybe_pause() {
   FrontendContext& ctx = *context_;
   if (ctx.paused || ctx.stopped || !ctx.sink.over_memory_budget()) return;

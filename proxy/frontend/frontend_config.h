@@ -1,6 +1,7 @@
-// The [listener] settings of INTERFACES.md that the front end uses, plus the
+// The [listener] settings of docs/design/INTERFACES.md that the front end uses, plus the
 // front end's own bounds (rule of the house 5) with defaults no operator
 // should need to touch.
+// Rules of the house: docs/design/ARCHITECTURE.md.
 #pragma once
 
 #include <cstddef>

@@ -2,6 +2,7 @@
 // by Frontend; sessions keep it alive with a shared_ptr so a session still
 // finishing a callback after the front end stopped never sees it freed.
 // Loop thread only (rule of the house 1).
+// Rules of the house: docs/design/ARCHITECTURE.md.
 #pragma once
 
 #include <uv.h>

@@ -104,7 +104,7 @@ std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage,
   for (const LegacyRecordView& r : decoded->records()) {
     RunRecord& out = run.records.emplace_back();
     // Magic 0 has no timestamp: -1 here, the pipeline stamps the receive time
-    // (PIPELINE.md decision 7). A client's LogAppendTime is the broker's to set.
+    // (docs/design/PIPELINE.md decision 7). A client's LogAppendTime is the broker's to set.
     out.timestamp_ms = (r.timestamp && r.timestamp_type == TimestampType::kCreateTime) ? *r.timestamp : -1;
     out.key = r.key;
     out.value = r.value;

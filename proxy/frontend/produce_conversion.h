@@ -1,7 +1,7 @@
 // Produce request -> record runs: the one place client record sets (legacy
 // MessageSet v0/v1 with compressed wrappers, RecordBatch v2 with any codec)
 // become the RecordRuns the pipeline takes, one per (topic, partition) entry,
-// in request order (PIPELINE.md decision 8). Pure: no sockets, no logging, so
+// in request order (docs/design/PIPELINE.md decision 8). Pure: no sockets, no logging, so
 // it is unit-tested against golden client bytes and fuzzed.
 //
 // A record set that fails its checks does not fail the request: its entry

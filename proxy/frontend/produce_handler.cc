@@ -117,7 +117,7 @@ void handle_produce(ClientSession& session, const RequestHeader& header, std::sh
                                    static_cast<std::int64_t>(converted.wire_bytes));
 
   if (request->acks == 0) {
-    // No answer, but the records are still delivered (rule of the house 6).
+    // No answer, but the records are still delivered (docs/design/ARCHITECTURE.md rule 6).
     bool refused = false;
     for (PartitionProduce& p : converted.partitions) {
       if (p.error != ErrorCode::kNone) {

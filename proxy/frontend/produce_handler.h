@@ -5,6 +5,7 @@
 // with the upstream's base offset, log_append_time and log_start_offset
 // (rule of the house 6). A request already in the sink stays there if the
 // client leaves.
+// Rules of the house: docs/design/ARCHITECTURE.md.
 #pragma once
 
 #include <memory>

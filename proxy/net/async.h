@@ -1,5 +1,6 @@
 // Cross-thread wake-up of the loop (uv_async_t): the only way other threads
 // (metrics server, signal watchers) reach loop-owned state (rule of the house 1).
+// Rules of the house: docs/design/ARCHITECTURE.md.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,6 @@
 // Identity, epoch bumps, expiry and completion. Draining is in sender.cc and
 // response handling in response_handler.cc.
+// Section, decision and pitfall numbers cite docs/design/PIPELINE.md.
 #include "proxy/pipeline/idempotent_producer.h"
 
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-// The upstream idempotent producer (PIPELINE.md, rule by rule): takes record
+// The upstream idempotent producer (docs/design/PIPELINE.md, rule by rule): takes record
 // runs from the front end, batches them per partition, and delivers them with
 // producer id, epoch and per-partition sequences, acks=all, under KIP-1269's
 // two-level in-flight check and the first-ack rule. A plain state machine:

@@ -1,5 +1,5 @@
 // Per-partition sequence and window state of the idempotent producer
-// (PIPELINE.md C.3), and the draining rules that only need this state (C.4).
+// (docs/design/PIPELINE.md C.3), and the draining rules that only need this state (C.4).
 // Pure: no sockets, no clock reads; the producer passes `now` in.
 #pragma once
 

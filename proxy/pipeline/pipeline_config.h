@@ -1,4 +1,4 @@
-// The [producer] settings of INTERFACES.md that the pipeline itself uses.
+// The [producer] settings of docs/design/INTERFACES.md that the pipeline itself uses.
 #pragma once
 
 #include <cstddef>

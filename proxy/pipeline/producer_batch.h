@@ -1,4 +1,4 @@
-// A batch as the idempotent producer tracks it (PIPELINE.md C.3 "per batch"):
+// A batch as the idempotent producer tracks it (docs/design/PIPELINE.md C.3 "per batch"):
 // its bytes, which slices of which client runs it carries, and its sequence
 // state. Bytes are built once, at the first send, and resent unchanged; only
 // an epoch bump re-stamps them (decision 5).

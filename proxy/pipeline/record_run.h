@@ -1,5 +1,5 @@
 // A record run: the records one client request sent to one partition, kept
-// whole and in order through the pipeline (PIPELINE.md decision 8), and how it
+// whole and in order through the pipeline (docs/design/PIPELINE.md decision 8), and how it
 // ends: exactly once, with its upstream base offset or an error code.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The one narrow interface through which record runs enter the pipeline
-// (ARCHITECTURE.md "Where this is going": the pipeline knows nothing of where
+// (docs/design/ARCHITECTURE.md "Where this is going": the pipeline knows nothing of where
 // runs come from). The front end, and later an HTTP ingress or a spool, use it.
 #pragma once
 

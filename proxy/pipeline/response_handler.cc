@@ -1,4 +1,4 @@
-// Produce responses, partition by partition (PIPELINE.md C.5, C.6, C.8, C.10).
+// Produce responses, partition by partition (docs/design/PIPELINE.md C.5, C.6, C.8, C.10).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -131,7 +131,7 @@ void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, c
       retry_later(p, b, error, now);
       return;
     case ErrorCode::kCorruptMessage:
-      // The bytes are ours: one retry, then give up (decision in PIPELINE.md C.6).
+      // The bytes are ours: one retry, then give up (decision in docs/design/PIPELINE.md C.6).
       if (++b->corrupt_responses <= 1) {
         retry_later(p, b, error, now);
       } else {

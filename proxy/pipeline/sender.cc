@@ -1,4 +1,4 @@
-// Draining (PIPELINE.md C.4): which partition may send what, now, to which
+// Draining (docs/design/PIPELINE.md C.4): which partition may send what, now, to which
 // leader; building batches at first send; one request per round per node.
 #include <spdlog/spdlog.h>
 

@@ -1,6 +1,6 @@
 // What the pipeline needs from the upstream layer, as an interface: the real
 // implementation is proxy/upstream's Upstream (libuv sockets); unit tests
-// script it with a controlled clock (ARCHITECTURE.md rule 3).
+// script it with a controlled clock (docs/design/ARCHITECTURE.md rule 3).
 #pragma once
 
 #include <cstdint>
@@ -35,7 +35,7 @@ struct MetadataUpdate {
 };
 
 // A request that never got a response: the connection closed, or the client
-// side request timeout fired. Both mean "maybe appended" (PIPELINE.md C.6).
+// side request timeout fired. Both mean "maybe appended" (docs/design/PIPELINE.md C.6).
 using ProduceResult = std::expected<ProduceResponse, ErrorCode>;
 using InitProducerIdResult = std::expected<InitProducerIdResponse, ErrorCode>;
 
@@ -60,7 +60,7 @@ class UpstreamPort {
   // given to the pipeline (and topics confirmed unknown carry that error).
   virtual void request_metadata(const std::vector<std::string>& topics) = 0;
   // Closes the connection to `node`, failing its outstanding requests with
-  // NETWORK_EXCEPTION (PIPELINE.md C.9: an expiring batch must not stay in flight).
+  // NETWORK_EXCEPTION (docs/design/PIPELINE.md C.9: an expiring batch must not stay in flight).
   virtual void reset_connection(std::int32_t node) = 0;
   // KIP-951: endpoints of new leaders named in a ProduceResponse, so a leader
   // hint can be followed before the next metadata refresh.

@@ -1,6 +1,6 @@
 // Legacy MessageSet, magic 0 (Kafka 0.8) and magic 1 (0.10, KIP-32
 // timestamps): the records of Produce v0-2. Kafka's LegacyRecord and
-// AbstractLegacyRecordBatch; layout in PIPELINE.md, section B. The proxy reads
+// AbstractLegacyRecordBatch; layout in docs/design/PIPELINE.md, section B. The proxy reads
 // these from old clients and re-encodes them as RecordBatch v2.
 #pragma once
 

@@ -1,5 +1,5 @@
 // RecordBatch v2 (magic 2), the only record format of Produce v3+ (KIP-98;
-// Kafka's DefaultRecordBatch and DefaultRecord). Layout in PIPELINE.md,
+// Kafka's DefaultRecordBatch and DefaultRecord). Layout in docs/design/PIPELINE.md,
 // section B. This header is the reading side; record_batch_builder.h writes.
 #pragma once
 

@@ -24,7 +24,7 @@ inline constexpr std::int16_t kFirstApiVersionsVersion = 3;
 
 // Our own floor per API, above what the codec can decode: Produce v3 is the
 // first that carries RecordBatch v2, the only format with producer id and
-// sequence (PIPELINE.md A). Everything else: the codec's minimum.
+// sequence (docs/design/PIPELINE.md A). Everything else: the codec's minimum.
 std::int16_t minimum_usable_version(ApiKey key);
 
 class NegotiatedVersions {

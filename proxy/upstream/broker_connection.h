@@ -70,7 +70,7 @@ class BrokerConnection {
   // backoff ends), and reconnect after every failure until stop()/retire().
   void connect();
   // Close now, failing outstanding requests with NETWORK_EXCEPTION, and
-  // reconnect at once if wanted (PIPELINE.md C.9: an expiring batch must not
+  // reconnect at once if wanted (docs/design/PIPELINE.md C.9: an expiring batch must not
   // stay in flight).
   void reset(std::string_view reason);
   // Close now, failing outstanding requests, and stay down until connect().

@@ -1,6 +1,6 @@
 // What a test cluster is made of: brokers, topics with their
 // producer.state.batches.to.retain (KIP-1269), and the knobs that pick which
-// Kafka broker generation it imitates (PIPELINE.md D.3, D.5).
+// Kafka broker generation it imitates (docs/design/PIPELINE.md D.3, D.5).
 #pragma once
 
 #include <cstdint>
@@ -27,11 +27,11 @@ struct TopicSpec {
   int retain = kDefaultRetain;
 };
 
-// Parses the CLI form "NAME:PARTITIONS[:RETAIN]" (INTERFACES.md, Test cluster).
+// Parses the CLI form "NAME:PARTITIONS[:RETAIN]" (docs/design/INTERFACES.md, Test cluster).
 std::expected<TopicSpec, std::string> parse_topic_spec(std::string_view text);
 
 // What a producer id the partition has no state for may start with
-// (PIPELINE.md D.3): the behaviour changed with every few Kafka releases.
+// (docs/design/PIPELINE.md D.3): the behaviour changed with every few Kafka releases.
 enum class NoStateRule : std::uint8_t {
   // 0.11: only the last batch is retained; an older duplicate gets
   // DUPLICATE_SEQUENCE_NUMBER; an unknown producer must start at 0.

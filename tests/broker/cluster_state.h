@@ -59,7 +59,7 @@ struct Topic {
   std::vector<std::unique_ptr<Partition>> partitions;  // stable addresses
 };
 
-// Fault injection the servers apply to Produce requests (PIPELINE.md D.5).
+// Fault injection the servers apply to Produce requests (docs/design/PIPELINE.md D.5).
 struct FaultSettings {
   std::uint32_t rtt_ms = 0;
   double drop_rate = 0.0;
@@ -103,7 +103,7 @@ class ClusterState {
   // every election). `truncate_batches` drops that many batches from the end
   // of the log first, as if they had not reached the new leader. Producer
   // state is then rebuilt from the log with the new leader's window, which
-  // is what a Kafka follower's state is (PIPELINE.md D.4).
+  // is what a Kafka follower's state is (docs/design/PIPELINE.md D.4).
   Status move_leader(Partition& p, BrokerId to, std::size_t truncate_batches = 0);
   // Every partition moves to the next up broker after its leader.
   void flip_leaders();

@@ -1,4 +1,4 @@
-// The per-partition counters of the `stats` control command (INTERFACES.md,
+// The per-partition counters of the `stats` control command (docs/design/INTERFACES.md,
 // Test cluster), as a struct for C++ tests and as its one-line JSON.
 #pragma once
 

@@ -1,6 +1,6 @@
-// The stdin control language of test-cluster (INTERFACES.md, Test cluster):
+// The stdin control language of test-cluster (docs/design/INTERFACES.md, Test cluster):
 // one command per line, answered "ok", "error: ...", or for `stats` one line
-// of JSON. Beyond INTERFACES.md (optional, compatible extensions):
+// of JSON. Beyond docs/design/INTERFACES.md (optional, compatible extensions):
 //   leader TOPIC PARTITION BROKER [truncate N]   drop N tail batches on the move
 //   drop-responses RATE [silent|close]           close the connection instead
 //   disconnect-produce BROKER COUNT before|after cut the next Produce requests

@@ -1,4 +1,4 @@
-// Produce, with Kafka's order of checks (PIPELINE.md D.2): request-level record
+// Produce, with Kafka's order of checks (docs/design/PIPELINE.md D.2): request-level record
 // validation (KafkaApis.handleProduceRequest / ProduceRequest.validateRecords),
 // leadership (Partition.appendRecordsToLeader), batch validation
 // (LogValidator.validateBatch), producer state (UnifiedLog.analyzeAndValidateProducerState),
@@ -20,7 +20,7 @@ struct PartitionOutcome {
 };
 
 bool is_appended_anyway(ErrorCode e) {
-  // Errors Kafka returns after the leader appended (PIPELINE.md C.6): an
+  // Errors Kafka returns after the leader appended (docs/design/PIPELINE.md C.6): an
   // injected one still runs the append, so a retry must dedup.
   return e == ErrorCode::kNotEnoughReplicasAfterAppend || e == ErrorCode::kRequestTimedOut;
 }

@@ -43,7 +43,7 @@ struct ProduceResult {
   std::vector<HeldBatch> held;
   std::size_t appended_batches = 0;
 };
-// Produce v3-v14 as PIPELINE.md D.2 orders the checks. Registers every
+// Produce v3-v14 as docs/design/PIPELINE.md D.2 orders the checks. Registers every
 // received batch with the partition's watchdog (release() the result's
 // `held` when the response is written or dropped).
 ProduceResult handle_produce(ClusterState& cluster, BrokerId self, const ProduceRequest& request,

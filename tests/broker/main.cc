@@ -1,4 +1,4 @@
-// test-cluster: the KIP-1269 test cluster as a process (INTERFACES.md, Test
+// test-cluster: the KIP-1269 test cluster as a process (docs/design/INTERFACES.md, Test
 // cluster). Prints "bootstrap=..." first, then answers control commands read
 // from stdin, one reply line each, until stdin closes or SIGTERM/SIGINT.
 #include <poll.h>

@@ -59,7 +59,7 @@ class PartitionLog {
   std::int64_t append(ByteView batch_bytes, AppendedBatch meta, std::vector<AppendedRecord> records);
 
   // Drops the last `count` batches, as a new leader truncates the old
-  // leader's unreplicated tail (PIPELINE.md D.4).
+  // leader's unreplicated tail (docs/design/PIPELINE.md D.4).
   void truncate_last_batches(std::size_t count);
 
   const std::vector<AppendedBatch>& batches() const { return batches_; }

@@ -47,8 +47,8 @@ SequenceVerdict ProducerStateManager::check(const BatchProducerInfo& batch, NoSt
   const ProducerStateEntry* entry = find(batch.producer_id);
 
   if (entry == nullptr || entry->epoch == kNoProducerEpoch) {
-    // No state at all (D.3): what a first sequence other than 0 gets depends
-    // on the broker generation.
+    // No state at all (docs/design/PIPELINE.md D.3): what a first sequence
+    // other than 0 gets depends on the broker generation.
     if (first == 0) return SequenceVerdict::append();
     switch (rule) {
       case NoStateRule::kKafka0_11:

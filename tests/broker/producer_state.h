@@ -2,7 +2,7 @@
 // id, the epoch and the metadata of the last N batches (ProducerStateEntry,
 // BatchMetadata), and the checks a client batch must pass before it is
 // appended (UnifiedLog.analyzeAndValidateProducerState,
-// ProducerAppendInfo.checkProducerEpoch / checkSequence). PIPELINE.md D.1-D.3.
+// ProducerAppendInfo.checkProducerEpoch / checkSequence). docs/design/PIPELINE.md D.1-D.3.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The KIP-1269 test cluster: N fake Kafka brokers on 127.0.0.1 ephemeral
 // ports, served by one libuv loop on a background thread, with Kafka's
-// broker-side idempotence (PIPELINE.md D), per-topic
+// broker-side idempotence (docs/design/PIPELINE.md D), per-topic
 // producer.state.batches.to.retain, legacy (pre-KIP-1269) brokers, fault
 // injection, and an inspection API for exactly-once assertions.
 //
@@ -66,7 +66,7 @@ class TestCluster {
 
   Status create_topic(const TopicSpec& spec);
 
-  // ---- fault injection (PIPELINE.md D.5) ----
+  // ---- fault injection (docs/design/PIPELINE.md D.5) ----
   // Leadership moves bump the partition's leader epoch. `truncate_batches`
   // drops that many batches from the log's end first (an unreplicated tail)
   // and producer state is rebuilt from what is left.
@@ -100,7 +100,7 @@ class TestCluster {
   std::optional<PartitionInfo> partition_info(std::string_view topic, std::int32_t partition) const;
   std::size_t connection_count(BrokerId broker) const;
 
-  // One control command line (INTERFACES.md): "ok", "error: ...", or for
+  // One control command line (docs/design/INTERFACES.md): "ok", "error: ...", or for
   // `stats` the JSON line. Implemented in control_commands.cc.
   std::string execute(std::string_view command_line);
 

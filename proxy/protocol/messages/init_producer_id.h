@@ -8,7 +8,7 @@
 //
 // For an idempotent-only producer (null transactional_id) the broker ignores
 // the v3 fields and always hands out a fresh producer id at epoch 0; epoch
-// bumps are the client's business (PIPELINE.md section A).
+// bumps are the client's business (docs/design/PIPELINE.md section A).
 #pragma once
 
 #include <optional>

@@ -1,6 +1,6 @@
 // Produce (API key 0), v0-v14. Field list from Kafka's ProduceRequest.json and
 // ProduceResponse.json; v13 (KIP-516) addresses topics by id, v14 (KIP-1269)
-// adds ProducerStateBatchesToRetain. See PIPELINE.md section A.
+// adds ProducerStateBatchesToRetain. See docs/design/PIPELINE.md section A.
 #pragma once
 
 #include <optional>
@@ -18,7 +18,7 @@ inline constexpr std::int16_t kProduceTopicIdVersion = 13;
 
 // KIP-1269: the leader announces how many batches per producer it retains for
 // deduplication. Kept in one place so a later KIP revision moving the field is
-// a one-line change (PIPELINE.md decision 1).
+// a one-line change (docs/design/PIPELINE.md decision 1).
 inline constexpr std::int16_t kProduceWindowVersion = 14;
 inline constexpr std::int32_t kProducerStateBatchesToRetainTag = 1;
 inline constexpr std::int32_t kDefaultBatchesToRetain = 5;

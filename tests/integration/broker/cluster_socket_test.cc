@@ -122,7 +122,7 @@ TEST_F(ClusterOverSockets, ProduceV14CarriesTheTopicWindowOnTheWire) {
                      14, 5));
   auto frame = c.receive_frame(5s);
   ASSERT_TRUE(frame);
-  // PartitionProduceResponse tag 1 = 20, bytes 01 04 00 00 00 14 (PIPELINE.md B).
+  // PartitionProduceResponse tag 1 = 20, bytes 01 04 00 00 00 14 (docs/design/PIPELINE.md B).
   const Bytes tag{0x01, 0x04, 0x00, 0x00, 0x00, 0x14};
   EXPECT_NE(std::search(frame->begin(), frame->end(), tag.begin(), tag.end()), frame->end());
   WireReader r(*frame);

@@ -1,4 +1,4 @@
-// Broker-side idempotence rules of the test cluster (PIPELINE.md D.1-D.3),
+// Broker-side idempotence rules of the test cluster (docs/design/PIPELINE.md D.1-D.3),
 // driven through the Produce handler directly, without sockets.
 #include <gtest/gtest.h>
 
@@ -135,7 +135,7 @@ TEST_F(DedupRules, StateSurvivesALeadershipMove) {
 TEST_F(DedupRules, TruncatedTailIsAppendedAgainOnTheNewLeader) {
   auto& p = partition_of(cluster_, "t5", 0);
   send_batches("t5", kT5Leader, 3);
-  // The last batch never reached the new leader (PIPELINE.md D.4).
+  // The last batch never reached the new leader (docs/design/PIPELINE.md D.4).
   ASSERT_TRUE(cluster_.move_leader(p, 2, 1));
   EXPECT_EQ(p.log.log_end_offset(), 4);
   auto retry = produce(cluster_, 2, "t5", 0, make_batch({.sequence = 4, .records = 2}));

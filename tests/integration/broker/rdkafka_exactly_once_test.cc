@@ -111,7 +111,7 @@ rd_kafka_t* make_producer(const std::string& bootstrap, const char* batch_messag
 // The first record of every partition is produced and flushed before
 // `start_faults` runs: a fault on a producer's very first batch to a
 // partition, with the 2.5-4.4 broker rule that accepts any first sequence,
-// loses that batch (KAFKA-15591, PIPELINE.md pitfall E.1). The test cluster
+// loses that batch (KAFKA-15591, docs/design/PIPELINE.md pitfall E.1). The test cluster
 // reproduces that faithfully; it is not what this test is about.
 std::vector<int> produce_all(const std::string& bootstrap, int records, const char* batch_messages,
                              const std::function<void()>& start_faults) {

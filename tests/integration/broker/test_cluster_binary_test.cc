@@ -1,5 +1,5 @@
 // The standalone test-cluster binary, driven as a script would drive it
-// (INTERFACES.md, Test cluster): the README's KIP-1269 walk-through, a topic
+// (docs/design/INTERFACES.md, Test cluster): the README's KIP-1269 walk-through, a topic
 // with RETAIN 20 on KIP-1269 brokers and one on a legacy broker.
 #include <gtest/gtest.h>
 

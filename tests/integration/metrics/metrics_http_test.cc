@@ -1,4 +1,4 @@
-// /metrics, /healthz and /readyz over a real socket (INTERFACES.md "HTTP
+// /metrics, /healthz and /readyz over a real socket (docs/design/INTERFACES.md "HTTP
 // endpoints"). Every wait is bounded: http_get has a 5 s timeout, polls a
 // stated limit, ctest a TIMEOUT.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// daemon/cli: the command line of INTERFACES.md, and --check-config's exit
+// daemon/cli: the command line of docs/design/INTERFACES.md, and --check-config's exit
 // codes and output (bad configs exit 2 with FILE:LINE:COLUMN: messages).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The documents agree with the schema: the annotated example config and the
-// config block of INTERFACES.md both load cleanly, name every key, and show
+// config block of docs/design/INTERFACES.md both load cleanly, name every key, and show
 // exactly the defaults (bootstrap_servers, which has none, aside).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
 // Back-pressure (rule of the house 5): over the sink's memory budget every
 // client's reads pause; the sink's memory-available signal resumes them;
 // nothing is dropped or refused, and throttle_time_ms says it happened.
+// Rules of the house: docs/design/ARCHITECTURE.md.
 #include <gtest/gtest.h>
 
 #include "frontend_test_support.h"

@@ -1,5 +1,6 @@
 // Produce -> record runs, without sockets: every legacy and v2 format and
 // codec, per-partition errors, and that runs keep their bytes alive.
+// "decision N" cites docs/design/PIPELINE.md.
 #include <gtest/gtest.h>
 
 #include "produce_test_support.h"

@@ -1,4 +1,4 @@
-// The families of INTERFACES.md exist with their types and labels, the front
+// The families of docs/design/INTERFACES.md exist with their types and labels, the front
 // end's and sampler's methods move the right series, and the exposition passes
 // promtool's lint.
 #include "metrics/metrics.h"

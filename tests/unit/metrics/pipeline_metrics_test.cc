@@ -1,4 +1,4 @@
-// The pipeline observer moves exactly the series INTERFACES.md names, and
+// The pipeline observer moves exactly the series docs/design/INTERFACES.md names, and
 // partition_labels=false folds per-partition series into per-topic ones.
 #include "metrics/pipeline_metrics.h"
 

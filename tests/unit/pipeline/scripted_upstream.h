@@ -1,5 +1,5 @@
 // A scripted UpstreamPort: records what the pipeline sends and lets a test
-// answer each request as it likes, under a manual clock (ARCHITECTURE.md rule 3).
+// answer each request as it likes, under a manual clock (docs/design/ARCHITECTURE.md rule 3).
 #pragma once
 
 #include <deque>

@@ -1,4 +1,4 @@
-// An in-memory model of Kafka's broker-side idempotence (PIPELINE.md D.1-D.3,
+// An in-memory model of Kafka's broker-side idempotence (docs/design/PIPELINE.md D.1-D.3,
 // 2.5-4.4 generation), answering the requests a ScriptedUpstream captured.
 // Used for randomized fault runs: exactly once and in order, or a test fails.
 #pragma once

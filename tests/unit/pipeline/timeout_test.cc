@@ -1,4 +1,4 @@
-// Delivery timeouts and unresolved sequences (PIPELINE.md C.9), and the
+// Delivery timeouts and unresolved sequences (docs/design/PIPELINE.md C.9), and the
 // producer identity's retries (C.2), under a manual clock.
 #include "tests/unit/pipeline/pipeline_fixture.h"
 

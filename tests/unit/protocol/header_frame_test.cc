@@ -79,7 +79,7 @@ TEST(Codec, ProduceV14WindowTagIsWrittenOnlyWhenNotFive) {
   topic.partition_responses.push_back(part);
   resp.responses.push_back(topic);
   const Bytes with_tag = encode_body(resp, 14);
-  // ... partition tag section: 1 tag, tag 1, size 4, int32 20 (PIPELINE.md B).
+  // ... partition tag section: 1 tag, tag 1, size 4, int32 20 (docs/design/PIPELINE.md B).
   const Bytes expected_tail = hex("01 01 04 00000014");
   ASSERT_GE(with_tag.size(), expected_tail.size());
   EXPECT_TRUE(std::search(with_tag.begin(), with_tag.end(), expected_tail.begin(), expected_tail.end()) !=

@@ -54,9 +54,9 @@ inline std::optional<std::string> str(std::optional<ByteView> b) {
   return str(*b);
 }
 
-// Envoy-style checks of a decoder over `good` (see STYLE.md): every strict
-// prefix must fail cleanly (never crash), and so must `good` with bytes
-// appended, and the error must name a field.
+// Envoy-style checks of a decoder over `good` (docs/design/ARCHITECTURE.md
+// habit 2): every strict prefix must fail cleanly (never crash), and so must
+// `good` with bytes appended, and the error must name a field.
 template <class Decode>
 void expect_prefixes_fail(ByteView good, Decode&& decode) {
   for (std::size_t n = 0; n < good.size(); ++n) {
