@@ -153,9 +153,7 @@ void IdempotentProducer::send_request(std::int32_t node, std::vector<BatchPtr> b
     it->partition_data.push_back(ProducePartitionData{b->tp.partition, RecordsView{ByteView(b->bytes)}, {}});
 
     PartitionState& p = state_for(b->tp);
-    const bool retry = b->attempts > 0;
-    if (retry) observer_->on_batch_sent(b->tp, b->record_count, b->bytes.size(), true);
-    else observer_->on_batch_sent(b->tp, b->record_count, b->bytes.size(), false);
+    observer_->on_batch_sent(b->tp, b->record_count, b->bytes.size(), /*retry=*/b->attempts > 0);
     b->state = BatchState::kInFlight;
     b->skip_backoff = false;
     ++b->attempts;
