@@ -25,4 +25,8 @@ for v in "${versions[@]}"; do
   fi
 done
 # /usr/bin/python3: Debian's python3-zstandard / python3-lz4 expand compressed batches.
-exec timeout 900 /usr/bin/python3 "$here/capture_kafka4.py" "$cache" "$cache" "${versions[@]}" "$@"
+timeout 900 /usr/bin/python3 "$here/capture_kafka4.py" "$cache" "$cache" "${versions[@]}" "$@"
+out="$(cd "$here/.." && pwd)"
+for ((i = 1; i <= $#; i++)); do [[ "${!i}" == "--out" ]] && { j=$((i + 1)); out="${!j}"; }; done
+# The capture side's own checks of what was written (exit 1 on any problem).
+/usr/bin/python3 "$here/check_kafka4.py" "$out" >/dev/null
