@@ -4,9 +4,11 @@
 # measured in the same run (this machine is shared and noisy: absolute numbers
 # drift, ratios hold). Everything listens on 127.0.0.1; every process this
 # script starts is stopped on exit. Benchmarks report, they never fail on a
-# number.
+# number. Workload 7 (issue 12) is workload 1's comparison against a real
+# Apache Kafka 4.4.0 broker (tests/kafka), with Kafka's own Java producer as a
+# fourth case; it needs java and mvn (scripts/setup.sh).
 #
-#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6"] [--reps N]
+#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7"] [--reps N]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
 # plot per workload, gnuplot) and the generated part of docs/BENCHMARKS.md.
@@ -19,7 +21,7 @@ python=/usr/bin/python3  # Debian's, whichever python3 comes first on PATH
 report=$root/tests/bench/bench_report.py
 
 args="$*"
-skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6" reps=3
+skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7" reps=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) skip_build=1 ;;
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --only) only=$2; shift ;;
     --reps) reps=$2; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -366,6 +368,94 @@ workload6() {  # CPU seconds per GB, with and without compression
   done
 }
 
+# ---- workload 7: real Apache Kafka 4.4.0 ------------------------------------
+
+# The broker JVM as kafka-server-start.sh runs it (1 GiB heap, G1, C2), not
+# the test harness's small C1-only start-up settings; PP_KAFKA_JVM_FLAGS and
+# PP_KAFKA_HEAP override.
+w7_jvm_flags=${PP_KAFKA_JVM_FLAGS:-"-Xms1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"}
+w7_heap=${PP_KAFKA_HEAP:-1g}
+broker_pid=""
+# librdkafka runs here end on the duration (against one broker 400,000
+# records took only 2-4 s, too short to average out this machine's noise);
+# the Java tool runs its count, a quarter of it warm-up, and is stopped
+# past $secs + 8 s.
+w7_count=$(( quick ? 300000 : 1000000 )) w7_java_count=$(( quick ? 150000 : 400000 ))
+
+# start_kafka ARGS...: a 1-node KRaft Apache Kafka (tests/bench/bench_kafka.py
+# cluster, i.e. tests/kafka/kafka_cluster.py) fed by a FIFO we hold open like
+# the test cluster's, so stop_cluster stops it too; sets bootstrap and
+# broker_pid. Returns 1 (logged) when it does not come up in 90 s.
+start_kafka() {
+  local fifo=$work/kafka.ctl out=$work/kafka.out i
+  rm -f "$fifo"; mkfifo "$fifo"; : > "$out"
+  PP_KAFKA_JVM_FLAGS="$w7_jvm_flags" "$python" "$root/tests/bench/bench_kafka.py" cluster --heap "$w7_heap" \
+    "$@" < "$fifo" > "$out" 2> "$work/kafka.err" &
+  cluster_pid=$!; pids+=("$cluster_pid")
+  exec {cluster_fd}> "$fifo"
+  bootstrap=""
+  for i in $(seq 900); do
+    bootstrap=$(sed -n 's/^bootstrap=//p' "$out" | head -1)
+    if [ -n "$bootstrap" ]; then
+      broker_pid=$(sed -n 's/^broker_pid=//p' "$out" | head -1)
+      log "w7: Kafka $(sed -n 's/^kafka_version=//p' "$out") up in $(sed -n 's/^startup_s=//p' "$out") s at $bootstrap"
+      return 0
+    fi
+    kill -0 "$cluster_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  log "w7: Kafka did not start: $(tail -5 "$work/kafka.err")"
+  stop_cluster
+  return 1
+}
+
+# w7_case run|proxy_run TAGS... -- CMD...: the run, plus the broker JVM's CPU
+# seconds over it (added to the line just recorded).
+w7_case() {
+  local b0 last
+  b0=$(proc_cpu "$broker_pid")
+  "$@"
+  last=$(tail -1 "$results"); sed -i '$d' "$results"
+  echo "$last" | record broker_cpu_s="$(awk -v a="$b0" -v b="$(proc_cpu "$broker_pid")" 'BEGIN{print b - a}')"
+}
+
+workload7() {  # overhead against real Apache Kafka 4.4.0: 1 KiB, 16 partitions, acks=all
+  local rep cases c java_libs="" n
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+    log "w7: skipped, java and mvn are needed (scripts/setup.sh)"; return 0
+  fi
+  java_libs=$("$python" "$root/tests/bench/bench_kafka.py" java-libs 2>> "$work/tools.err" | tail -1) ||
+    { log "w7: no kafka-tools jar, the Java case is skipped: $(tail -2 "$work/tools.err")"; java_libs=""; }
+  for rep in $(seq "$reps"); do
+    # Rotated per repetition as in workload 1 (4 cases: each position once
+    # in 4 repetitions).
+    cases=(direct proxy_legacy proxy_v7 java)
+    n=$(( (rep - 1) % 4 ))
+    cases=("${cases[@]:$n}" "${cases[@]:0:$n}")
+    log "w7 rep $rep: ${cases[*]}"
+    start_kafka --topic w7:16 || return 0
+    start_proxy
+    for c in "${cases[@]}"; do
+      case $c in
+        direct) w7_case run workload=7 case=direct rep="$rep" -- \
+          rdk --bootstrap "$bootstrap" --topic w7 --acks all --idempotence 1 --count $w7_count ;;
+        proxy_legacy) w7_case proxy_run workload=7 case=proxy_legacy rep="$rep" -- \
+          rdk --bootstrap "$proxy_addr" --topic w7 --acks all --legacy 1 --count $w7_count ;;
+        proxy_v7) w7_case proxy_run workload=7 case=proxy_v7 rep="$rep" -- \
+          rdk --bootstrap "$proxy_addr" --topic w7 --acks all --count $w7_count ;;
+        # The Java producer with librdkafka's batch size (1,000,000 bytes)
+        # instead of its own 16 KiB default, so both direct clients batch
+        # alike; linger.ms 5 is already the default of both.
+        java) [ -n "$java_libs" ] && w7_case run workload=7 case=java rep="$rep" batch_size=1000000 -- \
+          "$python" "$root/tests/bench/bench_kafka.py" java-perf --libs "$java_libs" \
+            --bootstrap "$bootstrap" --topic w7 --count $w7_java_count --duration-s $secs \
+            --record-bytes $record_bytes --prop acks=all --prop batch.size=1000000 ;;
+      esac
+    done
+    stop_proxy; stop_cluster
+  done
+}
+
 # ---- run -------------------------------------------------------------------
 
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -376,5 +466,6 @@ elapsed=$(( $(date +%s) - t0 ))
 "$python" "$report" render "$results" --out "$root/docs/bench" --doc "$root/docs/BENCHMARKS.md" \
   --started "$started" --elapsed "$elapsed" --load-start "$load_start" --load-end "$(uptime)" \
   --command "scripts/bench.sh${args:+ $args}" --commit "$(git -C "$root" rev-parse --short HEAD)" \
-  --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch"
+  --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch$(
+    case " $only " in *" 7 "*) echo " w7_count=$w7_count w7_java_count=$w7_java_count w7_broker_heap=$w7_heap" ;; esac)"
 log "done in ${elapsed}s; results in docs/bench/results.json and docs/BENCHMARKS.md"

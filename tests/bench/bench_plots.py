@@ -139,7 +139,24 @@ def plot_w6(rows, tmp, png):
                      ["direct producer", "produce-proxy", "app behind the proxy"], data)
 
 
-PLOTTERS = {1: plot_w1, 2: plot_w2, 3: plot_w3, 4: plot_w4, 5: plot_w5, 6: plot_w6}
+def plot_w7(rows, tmp, png):
+    lines = []
+    ok = t.w7_rows(rows)
+    for case, _ in t.W7_CASES:
+        v = [r["mb_per_s"] for r in t.pick(ok, 7, case)]
+        if v:
+            lines.append(f"{_q(case)} {t.med(v):.3f} {min(v):.3f} {max(v):.3f}")
+    if not lines:
+        return None
+    dat = _write(tmp, "w7.dat", lines)
+    return HEADER.format(png=png, title="Workload 7: throughput against Apache Kafka 4.4.0 (1 broker), 1 KiB records, "
+                         "acks=all (median, min-max of reps)", ylabel="MB/s (record values)") + f"""set boxwidth 0.6
+set xrange [-0.6:{len(lines) - 0.4}]
+plot '{dat}' using 0:2:xtic(1) with boxes title 'median', '' using 0:2:3:4 with yerrorbars lc black title 'min-max'
+"""
+
+
+PLOTTERS = {1: plot_w1, 2: plot_w2, 3: plot_w3, 4: plot_w4, 5: plot_w5, 6: plot_w6, 7: plot_w7}
 
 
 def render_all(rows, out_dir):

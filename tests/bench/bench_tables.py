@@ -231,13 +231,77 @@ def workload6(rows):
     return body
 
 
+W7_CASES = [("direct", "librdkafka 2.0.2, idempotent, straight to Kafka (baseline)"),
+            ("proxy_legacy", "librdkafka legacy mode (Produce v1, magic 0) through produce-proxy"),
+            ("proxy_v7", "librdkafka default mode (Produce v7, no idempotence) through produce-proxy"),
+            ("java", "Kafka's Java producer 4.4.0 (`ProducerPerformance`), idempotent, `batch.size` 1,000,000, straight to Kafka")]
+
+
+def w7_rows(rows):
+    """Workload 7's runs that produced a rate (a failed run is reported apart)."""
+    return [r for r in pick(rows, 7) if r.get("records_per_s")]
+
+
+def w7_ratio(rows, case, base):
+    """(median, [each rep]) of case / base records/s, paired by repetition."""
+    ratios = rep_ratios(w7_rows(rows), 7, case, base)
+    return med(ratios), ratios
+
+
+def _ratio_cell(m, each):
+    return f"{m:.2f} ({', '.join(f'{x:.2f}' for x in each)})" if m is not None else ""
+
+
+def workload7(rows):
+    ok = w7_rows(rows)
+    body = ["| case | records/s | MB/s | / librdkafka direct (median; each rep) | / Java direct (median; each rep) "
+            "| client CPU s/GB | proxy CPU s/GB | broker CPU s/GB |",
+            "|---|---:|---:|---|---|---:|---:|---:|"]
+    for case, what in W7_CASES:
+        rs = pick(ok, 7, case)
+        if not rs:
+            continue
+        vs_rdk = "1" if case == "direct" else _ratio_cell(*w7_ratio(rows, case, "direct"))
+        vs_java = "1" if case == "java" else _ratio_cell(*w7_ratio(rows, case, "java"))
+        body.append(f"| `{case}`: {what} | {f(med([r['records_per_s'] for r in rs]))} "
+                    f"| {f(med([r['mb_per_s'] for r in rs]), 1)} | {vs_rdk} | {vs_java} "
+                    f"| {f(med([per_gb(r.get('cpu_s'), r.get('bytes')) for r in rs]))} "
+                    f"| {f(med([per_gb(r.get('proxy_cpu_s'), r.get('bytes')) for r in rs]))} "
+                    f"| {f(med([per_gb(r.get('broker_cpu_s'), r.get('bytes')) for r in rs]))} |")
+    java = pick(ok, 7, "java")
+    if java:
+        partial = sum(1 for r in java if r.get("partial"))
+        body.append(f"\nJava rows: the steady-state rate after {f(java[0].get('warmup_records'))} warm-up records "
+                    f"(the whole run's, JVM warm-up included: {f(med([r.get('records_per_s_all') for r in java]))} "
+                    f"records/s); CPU is the JVM's whole life."
+                    + (f" {partial} run(s) hit the duration bound and are rated from the tool's one-second windows."
+                       if partial else ""))
+    failed = [r for r in pick(rows, 7) if not r.get("records_per_s")]
+    for r in failed:
+        body.append(f"\nRun failed: `{r.get('case')}` rep {r.get('rep')}: {r.get('error') or r.get('first_error')}")
+    lines = []
+    for case, base, what in (("proxy_legacy", "direct", "legacy client through the proxy / librdkafka direct"),
+                             ("proxy_legacy", "java", "legacy client through the proxy / Java producer direct"),
+                             ("proxy_v7", "direct", "default client through the proxy / librdkafka direct"),
+                             ("java", "direct", "Java producer direct / librdkafka direct")):
+        m, _ = w7_ratio(rows, case, base)
+        if m is not None:
+            lines.append(f"{what}: **{m:.2f}**")
+    if lines:
+        w1 = med(rep_ratios([r for r in pick(rows, 1) if r.get("records_per_s")], 1, "proxy_legacy", "direct"))
+        body.append("\nRatios (records/s, median of per-repetition ratios): " + "; ".join(lines) + "."
+                    + (f" Workload 1's legacy / direct on the test cluster: {w1:.2f}." if w1 is not None else ""))
+    return body
+
+
 TITLES = {1: "overhead (1 KiB records, 16 partitions, acks=all)",
           2: "deduplication window (KIP-1269), 50 ms RTT, 8 partitions",
           3: "chatty legacy clients (64 connections, one record per request, acks=1)",
           4: "latency under load (open loop at 50 % of the proxy's maximum)",
           5: "memory (RSS of the proxy process)",
-          6: "CPU seconds per GB moved"}
-BUILDERS = {1: workload1, 2: workload2, 3: workload3, 4: workload4, 5: workload5, 6: workload6}
+          6: "CPU seconds per GB moved",
+          7: "overhead against real Apache Kafka 4.4.0 (1 broker, 1 KiB records, 16 partitions, acks=all)"}
+BUILDERS = {1: workload1, 2: workload2, 3: workload3, 4: workload4, 5: workload5, 6: workload6, 7: workload7}
 
 
 def all_sections(rows):
@@ -251,6 +315,10 @@ def headlines(rows):
         m = med(rep_ratios(rows, 1, case, "direct"))
         if m is not None:
             out.append(f"w1 {case}/direct records/s: {m:.2f}")
+    for case, base in (("proxy_legacy", "direct"), ("proxy_legacy", "java"), ("proxy_v7", "direct")):
+        m, _ = w7_ratio(rows, case, base)
+        if m is not None:
+            out.append(f"w7 (Kafka 4.4.0) {case}/{'librdkafka' if base == 'direct' else base} direct records/s: {m:.2f}")
     for body in (workload2(rows), workload4(rows)):
         out += [line.strip() for line in body if "goal" in line or "Ratio" in line or "/ librdkafka" in line]
     return out
