@@ -45,7 +45,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
-from kafka_cluster import KafkaCluster  # noqa: E402
+from kafka_cluster import KafkaCluster, api_versions  # noqa: E402
 from daemon_support import Proxy, free_port, http_request  # noqa: E402
 
 RUN_CLIENT = os.path.join(REPO, "tests", "clients", "run_client.py")
@@ -159,6 +159,13 @@ MATRIX = [
         (12,), OK, OK, ("none", "zstd"), ("enable.idempotence=false",),
         "the proxy's front end serves Produce up to v12"),
 ]
+
+
+# Why java-4, confluent-idempotent and franz-go behave as they do through the
+# proxy: its ApiVersions answer has no InitProducerId (API key 22). The day it
+# does, test_proxy_api_versions fails with "update the matrix doc".
+PROXY_ADVERTISES_INIT_PRODUCER_ID = False
+INIT_PRODUCER_ID = 22
 
 
 def render_table():
@@ -435,6 +442,18 @@ class ClientsMatrix(unittest.TestCase):
         self.assertEqual(seen, sorted(row.produce), "Produce versions the proxy saw from %s" % row.name)
         for name in ("produce_proxy_records_received_total", "produce_proxy_records_delivered_total"):
             self.assertEqual(c1.get(name, 0) - c0.get(name, 0), COUNT, "%s for %s/%s" % (name, row.name, codec))
+
+    def test_proxy_api_versions(self):
+        av = api_versions("127.0.0.1", self.listen_port)
+        self.assertIn(0, av, "the proxy advertises Produce")
+        self.assertEqual(av[0][0], 0, "the proxy serves Produce from v0")
+        if (INIT_PRODUCER_ID in av) != PROXY_ADVERTISES_INIT_PRODUCER_ID:
+            self.fail("the proxy %s InitProducerId now (%r): the idempotent rows (java-4, confluent-idempotent, "
+                      "franz-go) will change; update the matrix doc (MATRIX, PROXY_ADVERTISES_INIT_PRODUCER_ID, "
+                      "docs/CLIENTS.md)" % ("advertises" if INIT_PRODUCER_ID in av else "no longer advertises",
+                                            av.get(INIT_PRODUCER_ID)))
+        print("  proxy advertises Produce v%d-v%d, InitProducerId %s" % (
+            av[0][0], av[0][1], av.get(INIT_PRODUCER_ID, "absent")), file=sys.stderr)
 
     def test_doc_matches_matrix(self):
         with open(DOC) as f:
