@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "mini_json.h"
+#include "proxy/frontend/api_versions_answer.h"
 #include "proxy/frontend/produce_conversion.h"
 #include "proxy/protocol/header.h"
 
@@ -72,6 +73,10 @@ TEST(GoldenProduceRequests, EveryCapturedRequestConvertsToTheRecordsTheClientSen
     auto header = decode_request_header(r);
     ASSERT_TRUE(header) << header.error().describe();
     const std::int16_t version = header->header.api_version;
+    // The front end serves Produce up to kFrontendMaxProduceVersion (v13
+    // names topics by id, which it does not resolve) and refuses anything
+    // newer before conversion; the real Kafka 4.4.0 captures hold v13 too.
+    if (version > kFrontendMaxProduceVersion) continue;
     auto request = decode_body<ProduceRequest>(r, version);
     ASSERT_TRUE(request) << request.error().describe();
     EXPECT_EQ(request->acks, static_cast<std::int16_t>(produce["acks"].number));
