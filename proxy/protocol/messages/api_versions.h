@@ -1,7 +1,10 @@
-// ApiVersions (API key 18), v0-v4 (KIP-35, KIP-511 flexible v3, KIP-584 features).
+// ApiVersions (API key 18), v0-v5 (KIP-35, KIP-511 flexible v3, KIP-584 features;
+// v5, Kafka 4.4, adds the ClusterId and NodeId the client expects to the request,
+// null and -1 on a bootstrap connection; the v5 response is the v4 one).
 // Its response header is always v0, even in flexible versions (header.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,11 +16,13 @@ namespace pp {
 
 struct ApiVersionsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kApiVersions;
-  static constexpr Versions kVersions{0, 4};
+  static constexpr Versions kVersions{0, 5};
   static constexpr std::int16_t kFlexibleSince = 3;
 
   std::string client_software_name;     // v3+
   std::string client_software_version;  // v3+
+  std::optional<std::string> cluster_id;  // v5+, null when not known yet
+  std::int32_t node_id = -1;              // v5+, -1 when not known yet
   RawTaggedFields unknown_tags;
 
   bool operator==(const ApiVersionsRequest&) const = default;
@@ -26,6 +31,8 @@ struct ApiVersionsRequest {
     return std::tuple{
         field("client_software_name", &S::client_software_name, since(3)),
         field("client_software_version", &S::client_software_version, since(3)),
+        field("cluster_id", &S::cluster_id, since(5)).nullable_in(since(5)),
+        field("node_id", &S::node_id, since(5)),
     };
   }
 };
@@ -83,7 +90,7 @@ struct FinalizedFeatureKey {
 
 struct ApiVersionsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kApiVersions;
-  static constexpr Versions kVersions{0, 4};
+  static constexpr Versions kVersions{0, 5};
   static constexpr std::int16_t kFlexibleSince = 3;
 
   ErrorCode error_code = ErrorCode::kNone;

@@ -1,5 +1,7 @@
-// Metadata (API key 3), v0-v12. v7 adds leader epochs (KIP-320), v9 is the
-// first flexible version, v10 adds topic ids (KIP-516), v12 makes names nullable.
+// Metadata (API key 3), v0-v13. v7 adds leader epochs (KIP-320), v9 is the
+// first flexible version, v10 adds topic ids (KIP-516), v12 makes names nullable,
+// v13 (KIP-1102) adds a top-level ErrorCode to the response (e.g.
+// REBOOTSTRAP_REQUIRED); the v13 request is the v12 one.
 #pragma once
 
 #include <optional>
@@ -31,7 +33,7 @@ struct MetadataRequestTopic {
 
 struct MetadataRequest {
   static constexpr ApiKey kApiKey = ApiKey::kMetadata;
-  static constexpr Versions kVersions{0, 12};
+  static constexpr Versions kVersions{0, 13};
   static constexpr std::int16_t kFlexibleSince = 9;
 
   // v0: an empty array means all topics. v1+: null means all, empty means none.
@@ -124,7 +126,7 @@ struct MetadataResponseTopic {
 
 struct MetadataResponse {
   static constexpr ApiKey kApiKey = ApiKey::kMetadata;
-  static constexpr Versions kVersions{0, 12};
+  static constexpr Versions kVersions{0, 13};
   static constexpr std::int16_t kFlexibleSince = 9;
 
   std::int32_t throttle_time_ms = 0;  // v3+
@@ -133,6 +135,7 @@ struct MetadataResponse {
   std::int32_t controller_id = -1;        // v1+
   std::vector<MetadataResponseTopic> topics;
   std::int32_t cluster_authorized_operations = kAuthorizedOperationsOmitted;  // v8-10
+  ErrorCode error_code = ErrorCode::kNone;  // v13+ (KIP-1102), after topics
   RawTaggedFields unknown_tags;
 
   bool operator==(const MetadataResponse&) const = default;
@@ -145,6 +148,7 @@ struct MetadataResponse {
         field("controller_id", &S::controller_id, since(1)),
         field("topics", &S::topics, kAll),
         field("cluster_authorized_operations", &S::cluster_authorized_operations, between(8, 10)),
+        field("error_code", &S::error_code, since(13)),
     };
   }
 };

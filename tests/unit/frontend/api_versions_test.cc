@@ -26,7 +26,7 @@ void expect_our_table(const std::vector<ApiVersionRange>& ranges) {
   const auto* metadata = find_range(ranges, ApiKey::kMetadata);
   ASSERT_NE(metadata, nullptr);
   EXPECT_EQ(metadata->min_version, 0);
-  EXPECT_EQ(metadata->max_version, 12);
+  EXPECT_EQ(metadata->max_version, 13);
   const auto* api_versions = find_range(ranges, ApiKey::kApiVersions);
   ASSERT_NE(api_versions, nullptr);
   EXPECT_EQ(api_versions->min_version, 0);

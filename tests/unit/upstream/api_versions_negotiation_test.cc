@@ -33,11 +33,11 @@ TEST(NegotiatedVersions, HighestBothSpeak) {
 
 TEST(NegotiatedVersions, NewerBrokerIsCappedAtOurMax) {
   const std::vector<ApiVersionRange> kafka = {range(ApiKey::kProduce, 3, 20),
-                                              range(ApiKey::kMetadata, 0, 13),
+                                              range(ApiKey::kMetadata, 0, 14),
                                               range(ApiKey::kInitProducerId, 0, 6)};
   const auto v = NegotiatedVersions::negotiate(kafka);
   EXPECT_EQ(v.version(ApiKey::kProduce), 14);
-  EXPECT_EQ(v.version(ApiKey::kMetadata), 12);
+  EXPECT_EQ(v.version(ApiKey::kMetadata), 13);
   EXPECT_EQ(v.version(ApiKey::kInitProducerId), 5);
 }
 
