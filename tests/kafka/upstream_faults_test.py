@@ -137,7 +137,7 @@ def proxy_max_versions():
     return _proxy_max
 
 
-READY_LINE = re.compile(r"(\S+): ready \(ApiVersions v(\d+)\): Produce v(\d+), Metadata v(\d+), "
+READY_LINE = re.compile(r"\[upstream\] ([^\n]+?): ready \(ApiVersions v(\d+)\): Produce v(\d+), Metadata v(\d+), "
                         r"InitProducerId v(\d+), ApiVersions v(\d+)")
 
 
@@ -450,8 +450,10 @@ class UpstreamFaults(unittest.TestCase):
         lines = ready_lines(proxy.text())
         self.assertTrue(lines, "no 'ready (ApiVersions ...)' line in the proxy log")
         for conn, sent, got in lines:
-            self.assertEqual(got, want, "%s negotiated %s; broker offers %s" % (conn, got, broker))
-            self.assertEqual(sent, first, "%s: the ApiVersions version the proxy asks first" % conn)
+            history = "\n".join(l for l in proxy.text().splitlines() if conn in l)[-4000:]
+            self.assertEqual(got, want, "%s negotiated %s; broker offers %s:\n%s" % (conn, got, broker, history))
+            self.assertEqual(sent, first, "%s: asked ApiVersions v%d of a Kafka %s broker, not v%d first; its log:\n%s"
+                             % (conn, sent, "4.4.0", first, history))
         return want
 
     def wait_all_partitions(self, stream, proxy, n=50, timeout=30):
@@ -659,7 +661,6 @@ class UpstreamFaults(unittest.TestCase):
         self.assertTrue(proxy.alive(), log[-4000:])
         for p, s in after_restart.items():
             self.assertIsNotNone(s, "partition %d got no acks after broker %d restarted" % (p, victim))
-        self.assert_versions(proxy)
         retries, _lines = self.assert_metrics(
             proxy, metrics_port, poller, stream, topic, before, after, {p: 1 for p in victim_parts},
             # What the code names (broker_connection_io.cc close_session, response_handler.cc):
@@ -685,6 +686,8 @@ class UpstreamFaults(unittest.TestCase):
         Checks.log_and_stream(self, k, stream, topic)
         self.assertEqual(proxy.stop(60), 0, proxy.text()[-3000:])
         say("  case took %.1f s", time.monotonic() - t0)
+        # Every connection, the ones made to the restarted broker included.
+        self.assert_versions(proxy)
         # Last, so every other check above has had its say: the new leaders
         # were elected while the victim was down (mid), and the proxy must
         # have followed them without waiting for the dead broker to return.
