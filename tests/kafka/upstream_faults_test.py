@@ -27,6 +27,7 @@ started here is stopped here. All servers listen on 127.0.0.1.
 
 import argparse
 import collections
+import json
 import os
 import re
 import socket
@@ -738,7 +739,7 @@ class VersionsOnTheWire(unittest.TestCase):
         log = proxy.text()
         self.assertEqual(proxy.stop(60), 0, log[-3000:])
         stop_sniffer()
-        import json
+
         sniff_log.seek(0)
         reqs = [json.loads(l) for l in sniff_log if l.startswith("{")]
         mine = [r for r in reqs if r.get("client_id") == "produce-proxy"]
