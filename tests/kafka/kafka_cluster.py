@@ -456,6 +456,16 @@ class _Node:
         return self.proc is not None and self.proc.poll() is None
 
 
+def random_cluster_id():
+    """A KRaft cluster id as Kafka's Uuid.randomUuid makes one: url-safe
+    base64 of 16 random bytes, never starting with '-' (StorageTool's argument
+    parser would read such an id as an option: 1 run in 64 failed so)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
 class KafkaCluster:
     """A KRaft cluster of `nodes` combined broker+controller processes on 127.0.0.1.
 
@@ -481,7 +491,7 @@ class KafkaCluster:
         if broker_ports is not None and len(broker_ports) != nodes:
             raise ValueError("broker_ports needs one port per node")
         self._broker_ports = list(broker_ports) if broker_ports else None
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = random_cluster_id()
         self._nodes = {}
         self._started = False
         self.startup_seconds = None
