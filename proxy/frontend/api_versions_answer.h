@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "proxy/protocol/api_key.h"
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/messages/api_versions.h"
 #include "proxy/protocol/schema.h"
 

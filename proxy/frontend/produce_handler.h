@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/header.h"
 #include "proxy/protocol/wire_reader.h"
 

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 
 namespace pp {
 

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "proxy/protocol/api_key.h"
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 
 namespace pp {
 

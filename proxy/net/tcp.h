@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "proxy/net/handle.h"
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 
 namespace pp::net {
 

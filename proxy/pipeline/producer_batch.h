@@ -10,7 +10,7 @@
 
 #include "proxy/pipeline/record_run.h"
 #include "proxy/pipeline/topic_partition.h"
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/types.h"
 
 namespace pp {

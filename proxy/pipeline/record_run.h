@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/error_code.h"
 #include "proxy/records/record.h"
 

@@ -8,7 +8,7 @@
 #include <deque>
 #include <optional>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/decode_error.h"
 #include "proxy/protocol/wire_reader.h"
 

@@ -21,7 +21,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/types.h"
 #include "proxy/protocol/wire_reader.h"
 #include "proxy/protocol/wire_writer.h"

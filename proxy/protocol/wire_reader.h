@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/decode_error.h"
 
 namespace pp {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 
 namespace pp {
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/wire_reader.h"
 
 namespace pp {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 
 namespace pp {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 
 namespace pp {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 
 namespace pp::detail {
 

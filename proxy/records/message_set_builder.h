@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/records/compression.h"
 #include "proxy/records/message_set.h"
 #include "proxy/records/record.h"

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 
 namespace pp {
 

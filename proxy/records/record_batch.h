@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/wire_reader.h"
 #include "proxy/records/compression.h"
 #include "proxy/records/record.h"

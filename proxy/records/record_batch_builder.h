@@ -7,7 +7,7 @@
 #include <optional>
 #include <span>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/records/compression.h"
 #include "proxy/records/record.h"
 #include "proxy/records/record_batch.h"

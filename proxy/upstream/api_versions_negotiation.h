@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "proxy/protocol/api_key.h"
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/messages/api_versions.h"
 #include "proxy/protocol/wire_reader.h"
 

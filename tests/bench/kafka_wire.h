@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "tests/bench/bench_common.h"
 
 namespace pp::bench {

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "tests/broker/cluster_options.h"
 
 namespace pp::test_broker {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "proxy/protocol/api_key.h"
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "tests/broker/cluster_state.h"
 #include "tests/broker/handlers.h"
 

@@ -3,10 +3,7 @@
 // every format and codec are peer bytes. Checks that every record view a run
 // hands the pipeline lies inside the bytes the run keeps alive, so a bug
 // there shows up here rather than as a use-after-free in the daemon.
-//
-// The conversion is compiled in from its source: this folder's targets link
-// pp_records and pp_protocol only, and the conversion needs nothing else.
-#include "proxy/frontend/produce_conversion.cc"
+#include "proxy/frontend/produce_conversion.h"
 #include "proxy/protocol/header.h"
 
 namespace {

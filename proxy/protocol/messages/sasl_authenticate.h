@@ -9,7 +9,7 @@
 #include <string>
 
 #include "proxy/protocol/api_key.h"
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/error_code.h"
 #include "proxy/protocol/schema.h"
 

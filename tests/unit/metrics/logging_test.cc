@@ -7,7 +7,7 @@
 
 #include <sstream>
 
-#include "metrics/log_limiter.h"
+#include "proxy/base/log_limiter.h"
 
 namespace pp {
 namespace {

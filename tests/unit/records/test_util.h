@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "proxy/protocol/bytes.h"
+#include "proxy/base/bytes.h"
 #include "proxy/protocol/wire_reader.h"
 
 namespace pp::test {

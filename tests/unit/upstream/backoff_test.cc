@@ -1,9 +1,19 @@
-#include "proxy/upstream/backoff.h"
+#include "proxy/base/backoff.h"
 
 #include <gtest/gtest.h>
 
 namespace pp::upstream {
 namespace {
+
+TEST(Backoff, DoublesFromTheInitialValueUpToTheCap) {
+  EXPECT_EQ(backoff_ms(100, 1000, 0), 100u);
+  EXPECT_EQ(backoff_ms(100, 1000, 1), 200u);
+  EXPECT_EQ(backoff_ms(100, 1000, 3), 800u);
+  EXPECT_EQ(backoff_ms(100, 1000, 4), 1000u);
+  EXPECT_EQ(backoff_ms(100, 1000, 1000), 1000u) << "no overflow past 30 doublings";
+  EXPECT_EQ(backoff_ms(0, 1000, 5), 0u);
+  EXPECT_EQ(backoff_ms(100, 1000, -1), 100u);
+}
 
 TEST(ExponentialBackoff, GrowsDoublingWithinJitterAndCaps) {
   ExponentialBackoff b(50, 1000);
