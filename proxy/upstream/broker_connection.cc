@@ -195,6 +195,12 @@ void BrokerConnection::on_api_versions(const ApiVersionsResponse& response,
   versions_ = NegotiatedVersions::negotiate(response.api_keys);
   state_ = State::kReady;
   failures_ = 0;
+  // A v0 fallback was for this session: a real broker whose connection was
+  // cut mid-negotiation (a restart) speaks v3 again next time; only a broker
+  // that lists nothing newer (librdkafka's mock) keeps getting v0.
+  if (const auto listed = versions_.version(ApiKey::kApiVersions); listed && *listed >= kFirstApiVersionsVersion) {
+    api_versions_version_ = kFirstApiVersionsVersion;
+  }
   log().info("{}: ready (ApiVersions v{}): {}", describe(), sent_version, versions_.describe());
   for (const std::string& u : versions_.unusable()) {
     log().error("{}: unusable for {}", describe(), u);

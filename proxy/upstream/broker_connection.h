@@ -27,7 +27,8 @@
 #include "proxy/protocol/codec.h"
 #include "proxy/protocol/frame.h"
 #include "proxy/upstream/api_versions_negotiation.h"
-#include "proxy/upstream/backoff.h"
+#include "proxy/base/backoff.h"
+#include "proxy/base/log_limiter.h"
 #include "proxy/upstream/deferred.h"
 #include "proxy/upstream/response_sink.h"
 
@@ -136,9 +137,11 @@ class BrokerConnection {
 
   enum class Cause : std::uint8_t { kRequested, kPeer, kProtocolError, kTimeout };
   void close_session(std::string_view reason, Cause cause);
+  std::size_t fail_outstanding(Cause cause);
+  void log_close(State was, std::string_view reason, Cause cause, bool negotiation_fallback,
+                 std::size_t failed_requests);
   void fail_later(std::unique_ptr<ResponseSink> sink, ErrorCode error, std::string_view why);
   void emit(Event event);
-  bool may_warn();  // at most one warn line per broker per 10 s
   // Refreshed, not the loop's cached time: a call made from outside a loop
   // callback (start-up, a test) may come long after the loop last woke.
   std::uint64_t now() const {
@@ -176,8 +179,7 @@ class BrokerConnection {
   net::Timer throttle_timer_;
   ExponentialBackoff backoff_;
   int failures_ = 0;
-  std::uint64_t last_warn_ms_ = 0;
-  bool warned_once_ = false;
+  LogLimiter warn_limiter_{std::chrono::seconds(10)};  // disconnect warnings
   std::uint64_t produce_requests_sent_ = 0;
 };
 

@@ -1,4 +1,5 @@
 // BrokerConnection: reading responses, throttling, and closing a session.
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -7,10 +8,6 @@
 #include "proxy/upstream/log.h"
 
 namespace pp::upstream {
-
-namespace {
-constexpr std::uint64_t kWarnEveryMs = 10'000;
-}  // namespace
 
 void BrokerConnection::on_data(ByteView data) {
   if (!frame_reader_) return;
@@ -101,44 +98,10 @@ void BrokerConnection::close_session(std::string_view reason, Cause cause) {
   throttle_timer_.stop();
   throttled_until_ms_ = 0;
 
-  // Every outstanding request fails, later: the caller may be inside a send.
-  const std::uint64_t t = now();
-  auto failing = std::make_shared<std::vector<std::pair<std::unique_ptr<ResponseSink>, ErrorCode>>>();
-  for (auto* queue : {&in_flight_, &held_}) {
-    for (Pending& p : *queue) {
-      const ErrorCode e = cause == Cause::kTimeout && p.deadline_ms <= t
-                              ? ErrorCode::kRequestTimedOut
-                              : ErrorCode::kNetworkException;
-      if (p.api_key != ApiKey::kApiVersions) failing->emplace_back(std::move(p.sink), e);
-    }
-    queue->clear();
-  }
-  if (!failing->empty()) {
-    deferred_.post([failing] {
-      for (auto& [sink, error] : *failing) sink->fail(error);
-    });
-  }
-
+  const std::size_t failed = fail_outstanding(cause);
   const bool negotiation_fallback = cause != Cause::kRequested && cause != Cause::kTimeout &&
                                     was == State::kNegotiating && api_versions_version_ > 0;
-  const std::string failed =
-      failing->empty() ? std::string()
-                       : " (" + std::to_string(failing->size()) + " outstanding requests failed)";
-  if (cause == Cause::kRequested) {
-    log().debug("{}: closed while {}: {}{}", describe(), to_string(was), reason, failed);
-  } else if (negotiation_fallback) {
-    // librdkafka's mock closes on an ApiVersions version it doesn't speak,
-    // and answers v3 in a layout nobody can parse (tests/golden/PROVENANCE.md).
-    // v0 is the version every broker reads.
-    log().info("{}: ApiVersions v{} failed ({}); retrying with v0", describe(),
-               api_versions_version_, reason);
-  } else {
-    const auto level = !may_warn()                      ? spdlog::level::debug
-                       : cause == Cause::kProtocolError ? spdlog::level::err
-                                                        : spdlog::level::warn;
-    log().log(level, "{}: disconnected while {}: {}{}", describe(), to_string(was), reason, failed);
-  }
-
+  log_close(was, reason, cause, negotiation_fallback, failed);
   if (negotiation_fallback) {
     api_versions_version_ = 0;
     if (wanted_) schedule_reconnect(0);
@@ -153,6 +116,53 @@ void BrokerConnection::close_session(std::string_view reason, Cause cause) {
     }
   }
   emit(Event::kDisconnected);
+}
+
+// Every outstanding request fails, later: the caller may be inside a send.
+// Returns how many (ApiVersions aside, which is the connection's own).
+std::size_t BrokerConnection::fail_outstanding(Cause cause) {
+  const std::uint64_t t = now();
+  auto failing = std::make_shared<std::vector<std::pair<std::unique_ptr<ResponseSink>, ErrorCode>>>();
+  for (auto* queue : {&in_flight_, &held_}) {
+    for (Pending& p : *queue) {
+      const ErrorCode e = cause == Cause::kTimeout && p.deadline_ms <= t ? ErrorCode::kRequestTimedOut
+                                                                          : ErrorCode::kNetworkException;
+      if (p.api_key != ApiKey::kApiVersions) failing->emplace_back(std::move(p.sink), e);
+    }
+    queue->clear();
+  }
+  if (!failing->empty()) {
+    deferred_.post([failing] {
+      for (auto& [sink, error] : *failing) sink->fail(error);
+    });
+  }
+  return failing->size();
+}
+
+void BrokerConnection::log_close(State was, std::string_view reason, Cause cause, bool negotiation_fallback,
+                                 std::size_t failed_requests) {
+  const std::string failed =
+      failed_requests == 0 ? std::string() : " (" + std::to_string(failed_requests) + " outstanding requests failed)";
+  if (cause == Cause::kRequested) {
+    log().debug("{}: closed while {}: {}{}", describe(), to_string(was), reason, failed);
+    return;
+  }
+  if (negotiation_fallback) {
+    // librdkafka's mock closes on an ApiVersions version it doesn't speak,
+    // and answers v3 in a layout nobody can parse (tests/golden/PROVENANCE.md).
+    // v0 is the version every broker reads.
+    log().info("{}: ApiVersions v{} failed ({}); retrying with v0", describe(), api_versions_version_, reason);
+    return;
+  }
+  // At most one warning per broker per interval; the rest go to debug and
+  // are counted in the next warning.
+  const auto held_back = warn_limiter_.admit(now());
+  const auto level = !held_back                       ? spdlog::level::debug
+                     : cause == Cause::kProtocolError ? spdlog::level::err
+                                                      : spdlog::level::warn;
+  const std::string more =
+      held_back && *held_back > 0 ? " (" + std::to_string(*held_back) + " more since the last warning)" : "";
+  log().log(level, "{}: disconnected while {}: {}{}{}", describe(), to_string(was), reason, failed, more);
 }
 
 void BrokerConnection::schedule_reconnect(std::uint64_t delay_ms) {
@@ -176,14 +186,6 @@ void BrokerConnection::emit(Event event) {
       if (c->listener_) c->listener_(*c, event);
     }
   });
-}
-
-bool BrokerConnection::may_warn() {
-  const std::uint64_t t = now();
-  if (warned_once_ && t - last_warn_ms_ < kWarnEveryMs) return false;
-  warned_once_ = true;
-  last_warn_ms_ = t;
-  return true;
 }
 
 }  // namespace pp::upstream

@@ -25,10 +25,19 @@ bool stale(const PartitionMetadata& old, const PartitionMetadata& now) {
 MetadataChanges ClusterMetadata::apply(const MetadataResponse& response) {
   MetadataChanges changes;
   ++responses_;
+  apply_brokers(response.brokers, changes);
+  for (const MetadataResponseTopic& t : response.topics) {
+    if (!t.name || t.name->empty()) continue;  // we ask by name, so answers carry names
+    changes.topics.push_back(*t.name);
+    apply_topic(t, changes);
+  }
+  return changes;
+}
 
-  // A response lists every live broker: the set is replaced.
+// A response lists every live broker: the set is replaced.
+void ClusterMetadata::apply_brokers(std::span<const MetadataResponseBroker> listed, MetadataChanges& changes) {
   std::map<std::int32_t, BrokerEndpoint> brokers;
-  for (const MetadataResponseBroker& b : response.brokers) {
+  for (const MetadataResponseBroker& b : listed) {
     brokers[b.node_id] = BrokerEndpoint{b.node_id, b.host, b.port, b.rack};
   }
   for (const auto& [id, endpoint] : brokers) {
@@ -43,49 +52,44 @@ MetadataChanges ClusterMetadata::apply(const MetadataResponse& response) {
     if (!brokers.contains(id)) changes.brokers_removed.push_back(id);
   }
   brokers_ = std::move(brokers);
+}
 
-  for (const MetadataResponseTopic& t : response.topics) {
-    if (!t.name || t.name->empty()) continue;  // we ask by name, so answers carry names
-    changes.topics.push_back(*t.name);
-    auto found = topics_.find(*t.name);
-    const TopicMetadata* old = found == topics_.end() ? nullptr : &found->second;
+void ClusterMetadata::apply_topic(const MetadataResponseTopic& t, MetadataChanges& changes) {
+  auto found = topics_.find(*t.name);
+  const TopicMetadata* old = found == topics_.end() ? nullptr : &found->second;
 
-    TopicMetadata now;
-    now.error = t.error_code;
-    now.topic_id = t.topic_id;
-    if (now.topic_id.is_zero() && old) now.topic_id = old->topic_id;
-    const bool recreated = old && !old->topic_id.is_zero() && !t.topic_id.is_zero() &&
-                           old->topic_id != t.topic_id;
-    if (recreated) changes.recreated_topics.push_back(*t.name);
+  TopicMetadata now;
+  now.error = t.error_code;
+  now.topic_id = t.topic_id;
+  if (now.topic_id.is_zero() && old) now.topic_id = old->topic_id;
+  const bool recreated = old && !old->topic_id.is_zero() && !t.topic_id.is_zero() && old->topic_id != t.topic_id;
+  if (recreated) changes.recreated_topics.push_back(*t.name);
 
-    // A topic-level error (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE
-    // while it is being created, ...) comes with no usable partitions.
-    if (t.error_code == ErrorCode::kNone) {
-      std::int32_t count = 0;
-      for (const auto& p : t.partitions) count = std::max(count, p.partition_index + 1);
-      now.partitions.resize(static_cast<std::size_t>(count));
-      for (const MetadataResponsePartition& p : t.partitions) {
-        if (p.partition_index < 0) continue;
-        const auto index = static_cast<std::size_t>(p.partition_index);
-        const PartitionMetadata fresh{p.error_code, p.leader_id, p.leader_epoch};
-        const PartitionMetadata* known =
-            old && !recreated && index < old->partitions.size() ? &old->partitions[index] : nullptr;
-        if (known && stale(*known, fresh)) {
-          now.partitions[index] = *known;
-          ++changes.stale_partitions;
-          continue;
-        }
-        now.partitions[index] = fresh;
-        if (known && leader_changed(*known, fresh)) {
-          changes.leader_changes.push_back({*t.name, p.partition_index, known->leader_id,
-                                            fresh.leader_id, known->leader_epoch,
-                                            fresh.leader_epoch});
-        }
+  // A topic-level error (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE
+  // while it is being created, ...) comes with no usable partitions.
+  if (t.error_code == ErrorCode::kNone) {
+    std::int32_t count = 0;
+    for (const auto& p : t.partitions) count = std::max(count, p.partition_index + 1);
+    now.partitions.resize(static_cast<std::size_t>(count));
+    for (const MetadataResponsePartition& p : t.partitions) {
+      if (p.partition_index < 0) continue;
+      const auto index = static_cast<std::size_t>(p.partition_index);
+      const PartitionMetadata fresh{p.error_code, p.leader_id, p.leader_epoch};
+      const PartitionMetadata* known =
+          old && !recreated && index < old->partitions.size() ? &old->partitions[index] : nullptr;
+      if (known && stale(*known, fresh)) {
+        now.partitions[index] = *known;
+        ++changes.stale_partitions;
+        continue;
+      }
+      now.partitions[index] = fresh;
+      if (known && leader_changed(*known, fresh)) {
+        changes.leader_changes.push_back(
+            {*t.name, p.partition_index, known->leader_id, fresh.leader_id, known->leader_epoch, fresh.leader_epoch});
       }
     }
-    topics_[*t.name] = std::move(now);
   }
-  return changes;
+  topics_[*t.name] = std::move(now);
 }
 
 std::vector<std::int32_t> ClusterMetadata::learn_brokers(std::span<const NodeEndpoint> endpoints) {

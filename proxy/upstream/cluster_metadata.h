@@ -89,6 +89,9 @@ class ClusterMetadata {
   bool has_responses() const { return responses_ > 0; }
 
  private:
+  void apply_brokers(std::span<const MetadataResponseBroker> listed, MetadataChanges& changes);
+  void apply_topic(const MetadataResponseTopic& topic, MetadataChanges& changes);
+
   std::map<std::int32_t, BrokerEndpoint> brokers_;
   std::map<std::string, TopicMetadata, std::less<>> topics_;
   std::uint64_t responses_ = 0;

@@ -107,6 +107,12 @@ void Upstream::on_connection_event(BrokerConnection& c, BrokerConnection::Event 
     case BrokerConnection::Event::kDisconnected:
       // Not here: the connection is the one calling us.
       if (!retired_.empty()) deferred_.post([this] { sweep_retired(); });
+      // A leader lost: ask who leads now (Java's NetworkClient does on every
+      // disconnect); on_metadata_response keeps asking until it is known.
+      if (c.node_id() >= 0 && !c.retiring() && leads_topics_in_use(c.node_id())) {
+        metadata_wanted_ = true;
+        post_flush();
+      }
       break;
   }
 }

@@ -28,7 +28,7 @@
 
 #include "proxy/net/timer.h"
 #include "proxy/pipeline/upstream_port.h"
-#include "proxy/upstream/backoff.h"
+#include "proxy/base/backoff.h"
 #include "proxy/upstream/broker_connection.h"
 #include "proxy/upstream/cluster_metadata.h"
 #include "proxy/upstream/deferred.h"
@@ -127,6 +127,10 @@ class Upstream final : public UpstreamPort {
   void post_flush();
   void flush_metadata();
   void on_metadata_response(std::expected<MetadataResponse, ErrorCode> result);
+  void log_metadata_changes(const MetadataChanges& changes);
+  void connect_to_leaders();
+  bool leads_topics_in_use(std::int32_t node) const;
+  bool leader_unreachable() const;
   void flush_init();
   void expire_init();
 
@@ -159,6 +163,7 @@ class Upstream final : public UpstreamPort {
   bool flush_posted_ = false;
   std::uint64_t next_metadata_ms_ = 0;
   int metadata_failures_ = 0;
+  int leader_down_refreshes_ = 0;  // metadata asked again while a leader is unreachable
   std::uint64_t metadata_requests_sent_ = 0;
   ExponentialBackoff metadata_backoff_;
   net::Timer metadata_timer_;  // spacing and retry backoff

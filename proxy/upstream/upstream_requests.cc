@@ -11,6 +11,7 @@ namespace pp::upstream {
 namespace {
 
 constexpr std::uint64_t kMetadataSpacingMs = 100;  // Java's retry.backoff.ms
+constexpr std::uint64_t kLeaderDownRefreshMaxMs = 1000;
 
 TopicLeadership leadership_of(const TopicMetadata& t) {
   TopicLeadership out;
@@ -194,6 +195,13 @@ void Upstream::on_metadata_response(std::expected<MetadataResponse, ErrorCode> r
   metadata_in_flight_ = false;
   if (closed_) return;
   const std::uint64_t t = now();
+  // Metadata v13 (KIP-1102): a top-level error (REBOOTSTRAP_REQUIRED, ...)
+  // means the answer describes nothing, its empty broker list included, so it
+  // must not retire every broker: it is retried like a failed request.
+  if (result && result->error_code != ErrorCode::kNone) {
+    log().warn("upstream: Metadata answered {}; retrying", error_name(result->error_code));
+    result = std::unexpected(result->error_code);
+  }
   if (!result) {
     ++metadata_failures_;
     const std::uint64_t wait = metadata_backoff_.backoff_ms(metadata_failures_);
@@ -208,37 +216,25 @@ void Upstream::on_metadata_response(std::expected<MetadataResponse, ErrorCode> r
   metadata_failures_ = 0;
   next_metadata_ms_ = t + kMetadataSpacingMs;
   const MetadataChanges changes = metadata_.apply(*result);
-
-  for (std::int32_t id : changes.brokers_added) {
-    log().info("upstream: broker {} at {}", id, metadata_.broker(id)->to_string());
-  }
+  log_metadata_changes(changes);
   for (std::int32_t id : changes.brokers_removed) retire(id);
   for (std::int32_t id : changes.brokers_moved) retire(id);
-  for (const auto& lc : changes.leader_changes) {
-    log().debug("upstream: {}-{} leader {} (epoch {}) -> {} (epoch {})", lc.topic, lc.partition,
-                lc.old_leader, lc.old_epoch, lc.new_leader, lc.new_epoch);
-  }
-  for (const std::string& topic : changes.recreated_topics) {
-    log().warn("upstream: topic '{}' has a new topic id: it was deleted and created again", topic);
-  }
-  if (changes.stale_partitions > 0) {
-    log().debug("upstream: ignored {} partitions with an older leader epoch",
-                changes.stale_partitions);
-  }
   // Brokers are known now: the bootstrap connections can go once idle.
   if (!metadata_.brokers().empty()) {
     for (auto& b : bootstrap_) {
       if (b->wanted()) b->retire();
     }
   }
-  // Open the way to every leader of the topics in use before the first batch.
-  for (const std::string& name : topics_) {
-    const TopicMetadata* topic = metadata_.topic(name);
-    if (!topic) continue;
-    for (const PartitionMetadata& p : topic->partitions) {
-      if (p.leader_id < 0) continue;
-      if (BrokerConnection* c = connection_for(p.leader_id)) c->connect();
-    }
+  connect_to_leaders();
+  // While a leader's connection is down, the cluster has not yet elected a
+  // new one (a broker's session must time out first, seconds): ask again,
+  // backing off from 100 ms to 1 s, until the answer names a live leader.
+  // Without this, partitions of a killed broker waited for metadata_max_age_ms.
+  if (leader_unreachable()) {
+    next_metadata_ms_ = t + backoff_ms(kMetadataSpacingMs, kLeaderDownRefreshMaxMs, leader_down_refreshes_++);
+    metadata_wanted_ = true;
+  } else {
+    leader_down_refreshes_ = 0;
   }
   max_age_timer_.start(static_cast<std::uint64_t>(std::max(config_.metadata_max_age_ms, 1)), 0,
                        [this] {
@@ -254,6 +250,53 @@ void Upstream::on_metadata_response(std::expected<MetadataResponse, ErrorCode> r
     on_metadata_(update);
   }
   if (metadata_wanted_) post_flush();
+}
+
+void Upstream::log_metadata_changes(const MetadataChanges& changes) {
+  for (std::int32_t id : changes.brokers_added) {
+    log().info("upstream: broker {} at {}", id, metadata_.broker(id)->to_string());
+  }
+  for (const auto& lc : changes.leader_changes) {
+    log().debug("upstream: {}-{} leader {} (epoch {}) -> {} (epoch {})", lc.topic, lc.partition, lc.old_leader,
+                lc.old_epoch, lc.new_leader, lc.new_epoch);
+  }
+  for (const std::string& topic : changes.recreated_topics) {
+    log().warn("upstream: topic '{}' has a new topic id: it was deleted and created again", topic);
+  }
+  if (changes.stale_partitions > 0) {
+    log().debug("upstream: ignored {} partitions with an older leader epoch", changes.stale_partitions);
+  }
+}
+
+// Open the way to every leader of the topics in use before the first batch.
+void Upstream::connect_to_leaders() {
+  for (const std::string& name : topics_) {
+    const TopicMetadata* topic = metadata_.topic(name);
+    if (!topic) continue;
+    for (const PartitionMetadata& p : topic->partitions) {
+      if (p.leader_id < 0) continue;
+      if (BrokerConnection* c = connection_for(p.leader_id)) c->connect();
+    }
+  }
+}
+
+bool Upstream::leads_topics_in_use(std::int32_t node) const {
+  for (const std::string& name : topics_) {
+    const TopicMetadata* topic = metadata_.topic(name);
+    if (!topic) continue;
+    for (const PartitionMetadata& p : topic->partitions) {
+      if (p.leader_id == node) return true;
+    }
+  }
+  return false;
+}
+
+// A leader of a topic in use whose connection failed and has not come back.
+bool Upstream::leader_unreachable() const {
+  for (const auto& [id, c] : connections_) {
+    if (!c->ready() && c->consecutive_failures() > 0 && leads_topics_in_use(id)) return true;
+  }
+  return false;
 }
 
 }  // namespace pp::upstream
