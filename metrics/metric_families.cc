@@ -95,6 +95,10 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                   "Batches the broker reported as duplicates (DUPLICATE_SEQUENCE_NUMBER).")),
       producer_epoch_bumps_total(counter(r, "producer_epoch_bumps_total",
                                          "Producer epoch bumps and new producer ids, by reason.")),
+      producer_identity_changes_total(
+          counter(r, "producer_identity_changes_total",
+                  "Producer identity state changes (InitProducerId, epoch exhaustion, fatal errors), by the state "
+                  "entered.")),
       leader_changes_total(counter(r, "leader_changes_total", "Partition leader changes seen.")),
       upstream_requests_total(
           counter(r, "upstream_requests_total", "Produce requests sent, by broker node id.")),

@@ -51,6 +51,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Counter>& retries_total;
   prometheus::Family<prometheus::Counter>& duplicate_sequence_total;
   prometheus::Family<prometheus::Counter>& producer_epoch_bumps_total;
+  prometheus::Family<prometheus::Counter>& producer_identity_changes_total;
   prometheus::Family<prometheus::Counter>& leader_changes_total;
   prometheus::Family<prometheus::Counter>& upstream_requests_total;
   prometheus::Family<prometheus::Histogram>& upstream_request_duration_seconds;

@@ -30,7 +30,12 @@ PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels
       round_trip_(families.upstream_request_duration_seconds.Add(
           {}, MetricBuckets::upstream_request_seconds())),
       batch_records_(families.batch_records.Add({}, MetricBuckets::batch_records())),
-      batch_bytes_(families.batch_bytes.Add({}, MetricBuckets::batch_bytes())) {}
+      batch_bytes_(families.batch_bytes.Add({}, MetricBuckets::batch_bytes())) {
+  // Every state shows from the start: an alert on FATAL needs a 0 before the 1.
+  for (std::string_view state : {"UNINITIALIZED", "INITIALIZING", "READY", "FATAL"}) {
+    identity_changes_.emplace(std::string(state), &families.producer_identity_changes_total.Add({{"state", std::string(state)}}));
+  }
+}
 
 void PipelineMetrics::on_window(const TopicPartition& tp, std::int32_t window) {
   partitions_.set_window(tp, window);
@@ -66,6 +71,15 @@ void PipelineMetrics::on_epoch_bump(std::string_view reason) {
   if (it == bumps_by_reason_.end()) {
     auto& child = families_.producer_epoch_bumps_total.Add({{"reason", std::string(reason)}});
     it = bumps_by_reason_.emplace(std::string(reason), &child).first;
+  }
+  it->second->Increment();
+}
+
+void PipelineMetrics::on_identity_state(std::string_view state) {
+  auto it = identity_changes_.find(state);
+  if (it == identity_changes_.end()) {
+    auto& child = families_.producer_identity_changes_total.Add({{"state", std::string(state)}});
+    it = identity_changes_.emplace(std::string(state), &child).first;
   }
   it->second->Increment();
 }

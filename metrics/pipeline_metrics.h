@@ -32,6 +32,7 @@ class PipelineMetrics final : public PipelineObserver {
   void on_retry(ErrorCode error) override;
   void on_duplicate_sequence() override;
   void on_epoch_bump(std::string_view reason) override;
+  void on_identity_state(std::string_view state) override;
   void on_leader_change(const TopicPartition& tp) override;
   void on_records_delivered(std::int64_t records) override;
   void on_records_failed(ErrorCode error, std::int64_t records) override;
@@ -46,6 +47,7 @@ class PipelineMetrics final : public PipelineObserver {
   ChildCache<prometheus::Counter, std::int32_t> requests_by_node_;
   // Reasons are the pipeline's string literals: a handful of keys, ever.
   std::map<std::string, prometheus::Counter*, std::less<>> bumps_by_reason_;
+  std::map<std::string, prometheus::Counter*, std::less<>> identity_changes_;
   prometheus::Counter& duplicates_;
   prometheus::Counter& leader_changes_;
   prometheus::Counter& delivered_;

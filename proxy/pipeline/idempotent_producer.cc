@@ -13,16 +13,6 @@
 
 namespace pp {
 
-std::string_view to_string(IdentityState s) {
-  switch (s) {
-    case IdentityState::kUninitialized: return "UNINITIALIZED";
-    case IdentityState::kInitializing: return "INITIALIZING";
-    case IdentityState::kReady: return "READY";
-    case IdentityState::kFatal: return "FATAL";
-  }
-  return "?";
-}
-
 IdempotentProducer::IdempotentProducer(PipelineConfig config, UpstreamPort& upstream,
                                        const Clock& clock, PipelineObserver* observer)
     : config_(config),
@@ -95,8 +85,8 @@ void IdempotentProducer::submit(const std::string& topic, std::int32_t partition
 void IdempotentProducer::fail_unroutable() {
   for (auto& [tp, p] : partitions_) {
     if (p->queued_runs().empty()) continue;
-    if (identity_ == IdentityState::kFatal) {
-      fail_queued(*p, fatal_error_, "the producer is in a fatal state");
+    if (identity_.state() == IdentityState::kFatal) {
+      fail_queued(*p, identity_.fatal_error(), "the producer is in a fatal state");
       continue;
     }
     auto topic = topics_.find(tp.topic);
@@ -147,21 +137,19 @@ void IdempotentProducer::poll() {
   deferred_finish_.clear();
   for (const auto& run : deferred) finish_run(*run);
   fail_unroutable();
-  if (identity_ == IdentityState::kFatal) return;
+  if (identity_.state() == IdentityState::kFatal) return;
   expire(now);
   resolve_sequences();
   maybe_bump();
   maybe_init_producer_id(now);  // after maybe_bump: an exhausted epoch asks for a new id at once
-  if (identity_ == IdentityState::kReady) drain(now);
+  if (identity_.ready()) drain(now);
 }
 
 // ---- identity (C.2) ----
 
 void IdempotentProducer::maybe_init_producer_id(std::int64_t now) {
-  if (identity_ != IdentityState::kUninitialized || now < init_retry_at_ms_) return;
-  identity_ = IdentityState::kInitializing;
-  spdlog::debug("producer identity: UNINITIALIZED -> INITIALIZING (InitProducerId attempt {})",
-                init_attempts_ + 1);
+  if (!identity_.may_initialize(now)) return;
+  identity_.initializing();
   InitProducerIdRequest request;
   request.transactional_id = std::nullopt;  // idempotent only: null, not ""
   request.transaction_timeout_ms = INT32_MAX;
@@ -175,30 +163,22 @@ void IdempotentProducer::maybe_init_producer_id(std::int64_t now) {
 }
 
 void IdempotentProducer::on_init_producer_id(InitProducerIdResult result) {
-  const std::int64_t now = clock_.now_ms();
   const ErrorCode error = result ? result->error_code : result.error();
-  if (error != ErrorCode::kNone) {
-    if (error == ErrorCode::kClusterAuthorizationFailed || error == ErrorCode::kUnsupportedVersion) {
-      fatal(error);
-      return;
-    }
-    ++init_attempts_;
-    const std::int64_t backoff = std::min<std::int64_t>(
-        config_.retry_backoff_max_ms, config_.retry_backoff_ms << std::min(init_attempts_, 10));
-    init_retry_at_ms_ = now + backoff;
-    identity_ = IdentityState::kUninitialized;
-    spdlog::warn("InitProducerId failed with {}; retrying in {} ms", error_name(error), backoff);
+  if (error == ErrorCode::kClusterAuthorizationFailed || error == ErrorCode::kUnsupportedVersion) {
+    fatal(error);
     return;
   }
-  init_attempts_ = 0;
+  if (error != ErrorCode::kNone) {
+    identity_.initialization_failed(error, clock_.now_ms(),
+                                    retry_backoff_ms(config_, identity_.failed_attempts() + 1));
+    return;
+  }
   const ProducerIdAndEpoch fresh{result->producer_id, result->producer_epoch};
-  spdlog::info("producer identity: INITIALIZING -> READY (producer id {}, epoch {})", fresh.id.value,
-               fresh.epoch.value);
-  identity_ = IdentityState::kReady;
+  identity_.ready_with(fresh);
   if (bump_requested_) {
     apply_bump(fresh);  // the epoch was exhausted: the rewrite set moves to the new id
   } else {
-    current_ = fresh;
+    identity_.advance_to(fresh);
   }
 }
 
@@ -212,27 +192,28 @@ void IdempotentProducer::request_bump(PartitionState& p, std::string_view reason
 }
 
 void IdempotentProducer::maybe_bump() {
-  if (!bump_requested_ || identity_ != IdentityState::kReady) return;
+  if (!bump_requested_ || !identity_.ready()) return;
   // Drain, then bump: nothing of the rewrite set may still be in flight, or a
   // response under the old epoch could arrive after the renumbering.
   for (const auto& tp : rewrite_set_) {
     if (state_for(tp).inflight_batches() > 0) return;
   }
-  if (current_.epoch.value == INT16_MAX) {
+  const ProducerIdAndEpoch& current = identity_.current();
+  if (identity_.epoch_exhausted()) {
     // librdkafka #3720 / KAFKA-20090: epoch exhausted, a new producer id is needed.
-    spdlog::info("producer epoch exhausted at {}: requesting a new producer id", current_.epoch.value);
-    identity_ = IdentityState::kUninitialized;
+    identity_.set_state(IdentityState::kUninitialized, "epoch exhausted: requesting a new producer id");
     return;
   }
-  apply_bump(ProducerIdAndEpoch{current_.id, ProducerEpoch(static_cast<std::int16_t>(current_.epoch.value + 1))});
+  apply_bump(ProducerIdAndEpoch{current.id, ProducerEpoch(static_cast<std::int16_t>(current.epoch.value + 1))});
 }
 
 void IdempotentProducer::apply_bump(const ProducerIdAndEpoch& next) {
+  const ProducerIdAndEpoch previous = identity_.current();
   spdlog::info("producer epoch bump: id {} epoch {} -> id {} epoch {} ({}; {} partitions renumbered)",
-               current_.id.value, current_.epoch.value, next.id.value, next.epoch.value, bump_reason_,
+               previous.id.value, previous.epoch.value, next.id.value, next.epoch.value, bump_reason_,
                rewrite_set_.size());
-  const bool new_id = next.id != current_.id;
-  current_ = next;
+  const bool new_id = next.id != previous.id;
+  identity_.advance_to(next);
   for (const auto& tp : rewrite_set_) {
     PartitionState& p = state_for(tp);
     p.renumber(next);
@@ -250,9 +231,7 @@ void IdempotentProducer::apply_bump(const ProducerIdAndEpoch& next) {
 }
 
 void IdempotentProducer::fatal(ErrorCode error) {
-  spdlog::error("producer identity: -> FATAL ({}): failing every buffered record", error_name(error));
-  identity_ = IdentityState::kFatal;
-  fatal_error_ = error;
+  identity_.fail(error);
   abort_all(error);
 }
 

@@ -17,13 +17,12 @@
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/pipeline_observer.h"
+#include "proxy/pipeline/producer_identity.h"
 #include "proxy/pipeline/record_sink.h"
+#include "proxy/pipeline/response_classifier.h"
 #include "proxy/pipeline/upstream_port.h"
 
 namespace pp {
-
-enum class IdentityState : std::uint8_t { kUninitialized, kInitializing, kReady, kFatal };
-std::string_view to_string(IdentityState s);
 
 class IdempotentProducer final : public RecordSink {
  public:
@@ -60,8 +59,8 @@ class IdempotentProducer final : public RecordSink {
 
   std::size_t buffered_bytes() const { return buffered_bytes_; }
   bool idle() const { return runs_outstanding_ == 0; }
-  IdentityState identity_state() const { return identity_; }
-  ProducerIdAndEpoch identity() const { return current_; }
+  IdentityState identity_state() const { return identity_.state(); }
+  ProducerIdAndEpoch identity() const { return identity_.current(); }
 
   // Introspection for tests and metrics.
   const PartitionState* partition(const TopicPartition& tp) const;
@@ -103,6 +102,10 @@ class IdempotentProducer final : public RecordSink {
   void on_produce_result(const std::shared_ptr<Request>& request, ProduceResult result);
   void handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& batch, ErrorCode error,
                     const ProducePartitionResponse* response, const ProduceResponse* whole);
+  BatchFacts facts_of(const PartitionState& p, const ProducerBatch& batch,
+                      const ProducePartitionResponse* response) const;
+  void apply(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ResponseAction& action,
+             const ProducePartitionResponse* response, const ProduceResponse* whole);
   void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error,
                     const ProducePartitionResponse* response, std::int16_t version);
   void retry_later(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::int64_t now);
@@ -126,12 +129,8 @@ class IdempotentProducer final : public RecordSink {
   PipelineObserver* observer_;
   std::function<void()> wakeup_;
 
-  IdentityState identity_ = IdentityState::kUninitialized;
-  ErrorCode fatal_error_ = ErrorCode::kNone;
+  ProducerIdentity identity_{*observer_};
   std::vector<std::shared_ptr<RunTracker>> deferred_finish_;
-  ProducerIdAndEpoch current_;
-  std::int64_t init_retry_at_ms_ = 0;
-  std::int32_t init_attempts_ = 0;
 
   bool bump_requested_ = false;
   std::string bump_reason_;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "proxy/base/backoff.h"
 #include "proxy/records/compression.h"
 
 namespace pp {
@@ -26,5 +27,12 @@ struct PipelineConfig {
   // A request stops taking batches past this; one larger batch may go alone.
   std::size_t max_request_bytes = 16 * 1048576;
 };
+
+// retry_backoff_ms doubled `doublings` times, at most retry_backoff_max_ms
+// (proxy/base/backoff.h, without its reconnect jitter).
+inline std::int64_t retry_backoff_ms(const PipelineConfig& c, std::int32_t doublings) {
+  return static_cast<std::int64_t>(backoff_ms(static_cast<std::uint64_t>(c.retry_backoff_ms),
+                                              static_cast<std::uint64_t>(c.retry_backoff_max_ms), doublings));
+}
 
 }  // namespace pp

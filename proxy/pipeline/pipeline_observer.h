@@ -23,6 +23,8 @@ class PipelineObserver {
   virtual void on_retry(ErrorCode /*error*/) {}
   virtual void on_duplicate_sequence() {}
   virtual void on_epoch_bump(std::string_view /*reason*/) {}
+  // The producer identity entered `state` (UNINITIALIZED, INITIALIZING, READY, FATAL).
+  virtual void on_identity_state(std::string_view /*state*/) {}
   virtual void on_leader_change(const TopicPartition&) {}
   virtual void on_records_delivered(std::int64_t /*records*/) {}
   virtual void on_records_failed(ErrorCode /*error*/, std::int64_t /*records*/) {}

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "proxy/pipeline/idempotent_producer.h"
+#include "proxy/pipeline/response_classifier.h"
 #include "proxy/records/record_batch_builder.h"
 
 namespace pp {
@@ -65,107 +66,65 @@ void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, c
   if (!in_unacked(p, b)) return;  // already ended (aborted, or the producer went fatal)
   b->state = BatchState::kAwaitingRetry;
   learn_window(p, b, error, pr, request->version);
+  if (error == ErrorCode::kCorruptMessage) ++b->corrupt_responses;
+  apply(p, b, error, classify_response(error, facts_of(p, *b, pr)), pr, whole);
+}
 
-  const std::int64_t now = clock_.now_ms();
+BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerBatch& b,
+                                        const ProducePartitionResponse* pr) const {
+  BatchFacts f;
+  f.record_count = b.record_count;
+  f.renumbered = b.renumbered;
+  f.ever_ambiguous = b.ever_ambiguous;
+  f.head_of_line = b.base_sequence == ProducerBatch::wrap_sequence(p.last_acked_sequence(), 1);
+  f.partition_unresolved = p.unresolved_next().has_value();
+  f.first_unresolved = f.partition_unresolved && b.base_sequence == *p.unresolved_next();
+  f.log_start_offset_known = pr && pr->log_start_offset != -1;
+  f.newer_leader_hint = pr && pr->current_leader.leader_id >= 0 && pr->current_leader.leader_epoch >= 0 &&
+                        pr->current_leader.leader_epoch > p.leader_epoch();
+  f.corrupt_responses = b.corrupt_responses;
+  return f;
+}
+
+void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode error, const ResponseAction& action,
+                               const ProducePartitionResponse* pr, const ProduceResponse* whole) {
+  if (action.mark_ambiguous) b->ever_ambiguous = true;
+  if (action.follow_leader_hint) {
+    if (whole) upstream_.learn_brokers(whole->node_endpoints);
+    leader_changed(p, pr->current_leader.leader_id, pr->current_leader.leader_epoch);
+  }
+  if (action.refresh_metadata) upstream_.request_metadata({b->tp.topic});
   // KAFKA-8483: only a batch of the current producer id may cause a bump.
-  const bool current_id = b->producer_id == current_.id;
-  auto bump = [&](std::string_view why) {
-    if (current_id) request_bump(p, why);
-  };
-  switch (error) {
-    case ErrorCode::kNone:
+  const bool may_bump = !action.bump_reason.empty() && b->producer_id == identity_.current().id;
+  switch (action.outcome) {
+    case BatchOutcome::kComplete:
       complete_batch(p, b, pr ? pr->base_offset : -1, pr);
       return;
-    case ErrorCode::kDuplicateSequenceNumber:
-      // 0.11-era brokers: an earlier attempt is in the log (Sender.completeBatch).
+    case BatchOutcome::kCompleteDuplicate:
       observer_->on_duplicate_sequence();
       complete_batch(p, b, -1, pr);
       return;
-    case ErrorCode::kOutOfOrderSequenceNumber:
-      if (p.unresolved_next()) {
-        if (b->base_sequence == *p.unresolved_next()) bump("out_of_order_after_unresolved");
-      } else if (!b->renumbered &&
-                 b->base_sequence == ProducerBatch::wrap_sequence(p.last_acked_sequence(), 1)) {
-        // Head of line: the broker lost our state; later ones just wait for it.
-        bump("out_of_order_sequence");
-      }
-      retry_later(p, b, error, now);
+    case BatchOutcome::kRetry:
+      if (may_bump) request_bump(p, action.bump_reason);
+      retry_later(p, b, error, clock_.now_ms());
       return;
-    case ErrorCode::kUnknownProducerId:
-      if (pr && pr->log_start_offset != -1 && !b->renumbered) bump("unknown_producer_id");
-      retry_later(p, b, error, now);
+    case BatchOutcome::kSplit:
+      split(p, b);
       return;
-    case ErrorCode::kInvalidProducerEpoch:
-      spdlog::warn("{}: INVALID_PRODUCER_EPOCH for seq {}: a second writer or a stale batch",
-                   b->tp.to_string(), b->base_sequence);
-      fail_batch(p, b, error, "invalid producer epoch");
-      bump("invalid_producer_epoch");
-      return;
-    case ErrorCode::kNotLeaderOrFollower:
-    case ErrorCode::kFencedLeaderEpoch:
-      // KIP-951: follow a newer leader hint at once; otherwise ask metadata.
-      if (pr && pr->current_leader.leader_id >= 0 && pr->current_leader.leader_epoch >= 0 &&
-          pr->current_leader.leader_epoch > p.leader_epoch()) {
-        if (whole) upstream_.learn_brokers(whole->node_endpoints);
-        leader_changed(p, pr->current_leader.leader_id, pr->current_leader.leader_epoch);
-      } else {
-        upstream_.request_metadata({b->tp.topic});
-      }
-      retry_later(p, b, error, now);
-      return;
-    case ErrorCode::kUnknownTopicOrPartition:
-    case ErrorCode::kLeaderNotAvailable:
-    case ErrorCode::kUnknownLeaderEpoch:
-    case ErrorCode::kUnknownTopicId:
-    case ErrorCode::kKafkaStorageError:
-      upstream_.request_metadata({b->tp.topic});
-      retry_later(p, b, error, now);
-      return;
-    case ErrorCode::kNotEnoughReplicas:
-      retry_later(p, b, error, now);
-      return;
-    case ErrorCode::kNotEnoughReplicasAfterAppend:
-    case ErrorCode::kRequestTimedOut:
-    case ErrorCode::kNetworkException:
-      b->ever_ambiguous = true;
-      retry_later(p, b, error, now);
-      return;
-    case ErrorCode::kCorruptMessage:
-      // The bytes are ours: one retry, then give up (decision in docs/design/PIPELINE.md C.6).
-      if (++b->corrupt_responses <= 1) {
-        retry_later(p, b, error, now);
-      } else {
-        fail_batch(p, b, error, "the broker rejected the batch as corrupt twice");
-        bump("corrupt_message");
-      }
-      return;
-    case ErrorCode::kMessageTooLarge:
-      if (b->record_count > 1 && !b->ever_ambiguous) {
-        split(p, b);
-      } else {
-        fail_batch(p, b, error, b->ever_ambiguous ? "too large, and an earlier attempt may be in the log"
-                                                  : "a single record larger than the broker accepts");
-        bump("message_too_large");
-      }
-      return;
-    case ErrorCode::kClusterAuthorizationFailed:
-    case ErrorCode::kUnsupportedVersion:
+    case BatchOutcome::kFatal:
       fatal(error);
       return;
-    default:
+    case BatchOutcome::kFail:
       break;
   }
-  if (is_retriable(error)) {
-    retry_later(p, b, error, now);
-    return;
+  if (error == ErrorCode::kInvalidProducerEpoch) {
+    spdlog::warn("{}: INVALID_PRODUCER_EPOCH for seq {}: a second writer or a stale batch", b->tp.to_string(),
+                 b->base_sequence);
   }
-  // RECORD_LIST_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP, POLICY_VIOLATION,
-  // TOPIC_AUTHORIZATION_FAILED, ...: the batch is not in the log. Its sequences
-  // now leave a gap, so later batches are renumbered under a new epoch.
-  std::string message(error_meaning(error));
-  if (pr && pr->error_message) message = *pr->error_message;
+  std::string message(action.fail_message.empty() ? error_meaning(error) : action.fail_message);
+  if (action.fail_message.empty() && pr && pr->error_message) message = *pr->error_message;
   fail_batch(p, b, error, message);
-  bump(error_name(error));
+  if (may_bump) request_bump(p, action.bump_reason);
 }
 
 void IdempotentProducer::learn_window(PartitionState& p, const BatchPtr& b, ErrorCode error,
@@ -195,8 +154,7 @@ void IdempotentProducer::retry_later(PartitionState& p, const BatchPtr& b, Error
     fail_batch(p, b, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
     return;
   }
-  const std::int64_t backoff = std::min<std::int64_t>(
-      config_.retry_backoff_max_ms, config_.retry_backoff_ms << std::min(b->attempts - 1, 10));
+  const std::int64_t backoff = retry_backoff_ms(config_, b->attempts - 1);
   b->retry_at_ms = now + backoff;
   b->state = BatchState::kAwaitingRetry;
   // KIP-951 (ProducerBatch.hasLeaderChangedForTheOngoingRetry): the leader

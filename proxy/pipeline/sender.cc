@@ -26,16 +26,17 @@ BatchPtr IdempotentProducer::next_batch_for(PartitionState& p, std::int64_t now)
   if (p.has_awaiting_retry()) return nullptr;  // a lower sequence is still in flight
   if (!linger_done(p, now)) return nullptr;
   // Rule 3: may a new sequence start?
-  const HoldReason hold = p.new_batch_hold(current_);
+  const ProducerIdAndEpoch& current = identity_.current();
+  const HoldReason hold = p.new_batch_hold(current);
   if (hold != HoldReason::kNone) {
     spdlog::trace("{}: new batch held: {}", p.tp().to_string(), to_string(hold));
     return nullptr;
   }
   // Rule 4: an idle partition of an older epoch starts again at sequence 0.
-  if (p.needs_reset(current_)) {
+  if (p.needs_reset(current)) {
     spdlog::debug("{}: sequences reset to 0 under producer id {} epoch {}", p.tp().to_string(),
-                  current_.id.value, current_.epoch.value);
-    p.reset_sequences(current_);
+                  current.id.value, current.epoch.value);
+    p.reset_sequences(current);
   }
   return build_batch(p, now);
 }
@@ -45,8 +46,8 @@ BatchPtr IdempotentProducer::next_batch_for(PartitionState& p, std::int64_t now)
 // batch_bytes (decision 8).
 BatchPtr IdempotentProducer::build_batch(PartitionState& p, std::int64_t now) {
   RecordBatchBuildOptions options;
-  options.producer_id = current_.id.value;
-  options.producer_epoch = current_.epoch.value;
+  options.producer_id = identity_.current().id.value;
+  options.producer_epoch = identity_.current().epoch.value;
   options.base_sequence = p.next_sequence();
   options.compression = config_.compression;
   RecordBatchBuilder builder(options, config_.batch_bytes);
@@ -182,20 +183,20 @@ std::int64_t IdempotentProducer::next_wakeup_ms() const {
     if (earliest < 0 || t < earliest) earliest = std::max(t, now);
   };
   if (!deferred_finish_.empty()) consider(now);
-  if (identity_ == IdentityState::kUninitialized) consider(init_retry_at_ms_);
+  if (identity_.state() == IdentityState::kUninitialized) consider(identity_.retry_at_ms());
   for (const auto& [tp, p] : partitions_) {
     if (!p->queued_runs().empty()) {
       consider(p->queued_runs().front()->enqueued_ms + config_.delivery_timeout_ms);
     }
     for (const auto& b : p->unacked()) consider(b->created_ms + config_.delivery_timeout_ms);
-    if (identity_ != IdentityState::kReady || p->leader_id() < 0 || p->draining()) continue;
+    if (!identity_.ready() || p->leader_id() < 0 || p->draining()) continue;
     // Only work that can go once its time comes: a held partition or a busy
     // connection wakes us by an event instead (rule 6: no busy loop).
     if (!upstream_.can_send_produce(p->leader_id())) continue;
     if (BatchPtr head = p->retry_head()) {
       consider(head->skip_backoff ? now : head->retry_at_ms);
     } else if (!p->has_awaiting_retry() && !p->queued_runs().empty() &&
-               p->new_batch_hold(current_) == HoldReason::kNone) {
+               p->new_batch_hold(identity_.current()) == HoldReason::kNone) {
       consider(linger_done(*p, now) ? now : p->queued_runs().front()->enqueued_ms + config_.linger_ms);
     }
   }

@@ -94,6 +94,15 @@ TEST_F(PipelineMetricsTest, CountersOfEvents) {
   EXPECT_EQ(value_of(r(), n("records_delivered_total")), 1024);
 }
 
+TEST_F(PipelineMetricsTest, IdentityChangesByStateEntered) {
+  o_.on_identity_state("INITIALIZING");
+  o_.on_identity_state("READY");
+  o_.on_identity_state("UNINITIALIZED");
+  o_.on_identity_state("INITIALIZING");
+  EXPECT_EQ(value_of(r(), n("producer_identity_changes_total"), {{"state", "INITIALIZING"}}), 2);
+  EXPECT_EQ(value_of(r(), n("producer_identity_changes_total"), {{"state", "READY"}}), 1);
+}
+
 TEST_F(PipelineMetricsTest, UpstreamRequestsByBrokerAndTheirRoundTrip) {
   o_.on_produce_request(1);
   o_.on_produce_request(1);

@@ -1,0 +1,120 @@
+// The C.6 error table of docs/design/PIPELINE.md (librdkafka's
+// rd_kafka_handle_Produce_error and Java's Sender.completeBatch /
+// TransactionManager.canRetry, where they agree; our [I] rules where not).
+#include "proxy/pipeline/response_classifier.h"
+
+namespace pp {
+
+std::string_view to_string(BatchOutcome outcome) {
+  switch (outcome) {
+    case BatchOutcome::kComplete: return "complete";
+    case BatchOutcome::kCompleteDuplicate: return "complete_duplicate";
+    case BatchOutcome::kRetry: return "retry";
+    case BatchOutcome::kSplit: return "split";
+    case BatchOutcome::kFail: return "fail";
+    case BatchOutcome::kFatal: return "fatal";
+  }
+  return "?";
+}
+
+namespace {
+
+ResponseAction retry() { return {}; }
+
+ResponseAction retry_and_bump(std::string_view reason) {
+  ResponseAction a;
+  a.bump_reason = reason;
+  return a;
+}
+
+ResponseAction fail_and_bump(std::string_view reason, std::string_view message = {}) {
+  ResponseAction a;
+  a.outcome = BatchOutcome::kFail;
+  a.bump_reason = reason;
+  a.fail_message = message;
+  return a;
+}
+
+ResponseAction out_of_order(const BatchFacts& f) {
+  if (f.partition_unresolved) {
+    // C.9: only the first unresolved sequence tells that the expired batch is
+    // not in the log; the ones after it merely wait for it.
+    return f.first_unresolved ? retry_and_bump("out_of_order_after_unresolved") : retry();
+  }
+  // Head of line: the broker lost our state. A renumbered batch, or one
+  // behind a failed predecessor, only waits (TransactionManager.canRetry).
+  if (!f.renumbered && f.head_of_line) return retry_and_bump("out_of_order_sequence");
+  return retry();
+}
+
+ResponseAction not_leader(const BatchFacts& f) {
+  ResponseAction a;
+  if (f.newer_leader_hint) {
+    a.follow_leader_hint = true;
+  } else {
+    a.refresh_metadata = true;
+  }
+  return a;
+}
+
+ResponseAction message_too_large(const BatchFacts& f) {
+  if (f.record_count > 1 && !f.ever_ambiguous) {
+    ResponseAction a;
+    a.outcome = BatchOutcome::kSplit;
+    return a;
+  }
+  return fail_and_bump("message_too_large", f.ever_ambiguous ? "too large, and an earlier attempt may be in the log"
+                                                             : "a single record larger than the broker accepts");
+}
+
+}  // namespace
+
+ResponseAction classify_response(ErrorCode error, const BatchFacts& f) {
+  switch (error) {
+    case ErrorCode::kNone:
+      return {.outcome = BatchOutcome::kComplete};
+    case ErrorCode::kDuplicateSequenceNumber:
+      return {.outcome = BatchOutcome::kCompleteDuplicate};
+    case ErrorCode::kOutOfOrderSequenceNumber:
+      return out_of_order(f);
+    case ErrorCode::kUnknownProducerId:
+      // log_start_offset -1: the broker cannot tell; a renumbered batch was
+      // bumped for already.
+      return f.log_start_offset_known && !f.renumbered ? retry_and_bump("unknown_producer_id") : retry();
+    case ErrorCode::kInvalidProducerEpoch:
+      return fail_and_bump("invalid_producer_epoch", "invalid producer epoch");
+    case ErrorCode::kNotLeaderOrFollower:
+    case ErrorCode::kFencedLeaderEpoch:
+      return not_leader(f);
+    case ErrorCode::kUnknownTopicOrPartition:
+    case ErrorCode::kLeaderNotAvailable:
+    case ErrorCode::kUnknownLeaderEpoch:
+    case ErrorCode::kUnknownTopicId:
+    case ErrorCode::kKafkaStorageError:
+      return {.refresh_metadata = true};
+    case ErrorCode::kNotEnoughReplicas:
+      return retry();  // checked before the append: nothing was written
+    case ErrorCode::kNotEnoughReplicasAfterAppend:
+    case ErrorCode::kRequestTimedOut:
+    case ErrorCode::kNetworkException:
+      return {.mark_ambiguous = true};
+    case ErrorCode::kCorruptMessage:
+      // The bytes are ours: one retry, then give up.
+      if (f.corrupt_responses <= 1) return retry();
+      return fail_and_bump("corrupt_message", "the broker rejected the batch as corrupt twice");
+    case ErrorCode::kMessageTooLarge:
+      return message_too_large(f);
+    case ErrorCode::kClusterAuthorizationFailed:
+    case ErrorCode::kUnsupportedVersion:
+      return {.outcome = BatchOutcome::kFatal};
+    default:
+      break;
+  }
+  if (is_retriable(error)) return retry();
+  // RECORD_LIST_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP, POLICY_VIOLATION,
+  // TOPIC_AUTHORIZATION_FAILED, ...: not in the log. Its sequences now leave a
+  // gap, so the later batches are renumbered under a new epoch.
+  return fail_and_bump(error_name(error));
+}
+
+}  // namespace pp
