@@ -25,6 +25,52 @@ void log_reload(const std::vector<pp::config::KeyChange>& changes) {
   }
 }
 
+// Runs the runtime until a stop signal has drained it (or start-up or the
+// runtime failed); SIGHUP re-reads the configuration and applies the live keys.
+int run(const pp::CommandLine& cli, const pp::config::Settings& settings) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int exit_code = pp::kExitClean;
+  {
+    pp::ProxyRuntime runtime(&loop, settings);
+    bool stopped = false;
+    auto stop_with = [&](int code) {
+      exit_code = code;
+      stopped = true;
+      uv_stop(&loop);
+    };
+    if (auto started = runtime.start(nullptr, stop_with); !started) {
+      spdlog::error("start-up failed: {}", started.error());
+      exit_code = pp::kExitRuntimeFailure;
+    } else {
+      pp::config::Settings running = settings;
+      auto on_stop_signal = [&](int signum) {
+        spdlog::info("{}: draining", signum == SIGINT ? "SIGINT" : "SIGTERM");
+        runtime.drain(stop_with);
+      };
+      pp::net::Signal sigterm(&loop, SIGTERM, on_stop_signal);
+      pp::net::Signal sigint(&loop, SIGINT, on_stop_signal);
+      pp::net::Signal sighup(&loop, SIGHUP, [&](int) {
+        auto reloaded = pp::config::load_settings(cli.config_source());
+        if (!reloaded) {
+          spdlog::error("SIGHUP: configuration not reloaded:\n{}", pp::config::format_errors(reloaded.error()));
+          return;
+        }
+        log_reload(pp::config::diff_settings(running, *reloaded));
+        running = pp::config::with_live_changes(running, *reloaded);
+        (void)pp::configure_logging(pp::config::to_string(running.log.level), pp::config::to_string(running.log.format));
+        runtime.reload(running);
+      });
+      while (!stopped && uv_run(&loop, UV_RUN_DEFAULT) != 0) {
+      }
+    }
+  }
+  // Let close callbacks of everything the runtime owned run.
+  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_loop_close(&loop);
+  return exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,50 +93,5 @@ int main(int argc, char** argv) {
     return pp::kExitBadConfig;
   }
   spdlog::info("produce-proxy {} starting", PP_VERSION);
-
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  int exit_code = pp::kExitClean;
-  {
-    pp::ProxyRuntime runtime(&loop, *settings);
-    bool stopped = false;
-    auto on_failed = [&](int code) {
-      exit_code = code;
-      stopped = true;
-      uv_stop(&loop);
-    };
-    if (auto started = runtime.start(nullptr, on_failed); !started) {
-      spdlog::error("start-up failed: {}", started.error());
-      exit_code = pp::kExitRuntimeFailure;
-    } else {
-      pp::config::Settings running = *settings;
-      auto on_stop_signal = [&](int signum) {
-        spdlog::info("{}: draining", signum == SIGINT ? "SIGINT" : "SIGTERM");
-        runtime.drain([&](int code) {
-          exit_code = code;
-          stopped = true;
-          uv_stop(&loop);
-        });
-      };
-      pp::net::Signal sigterm(&loop, SIGTERM, on_stop_signal);
-      pp::net::Signal sigint(&loop, SIGINT, on_stop_signal);
-      pp::net::Signal sighup(&loop, SIGHUP, [&](int) {
-        auto reloaded = pp::config::load_settings(cli->config_source());
-        if (!reloaded) {
-          spdlog::error("SIGHUP: configuration not reloaded:\n{}", pp::config::format_errors(reloaded.error()));
-          return;
-        }
-        log_reload(pp::config::diff_settings(running, *reloaded));
-        running = pp::config::with_live_changes(running, *reloaded);
-        (void)pp::configure_logging(pp::config::to_string(running.log.level), pp::config::to_string(running.log.format));
-        runtime.reload(running);
-      });
-      while (!stopped && uv_run(&loop, UV_RUN_DEFAULT) != 0) {
-      }
-    }
-  }
-  // Let close callbacks of everything the runtime owned run.
-  uv_run(&loop, UV_RUN_NOWAIT);
-  uv_loop_close(&loop);
-  return exit_code;
+  return run(*cli, *settings);
 }

@@ -1,5 +1,7 @@
 #include "proxy/frontend/produce_handler.h"
 
+#include <optional>
+
 #include "proxy/frontend/client_session.h"
 #include "proxy/frontend/log.h"
 #include "proxy/frontend/produce_conversion.h"
@@ -85,26 +87,24 @@ ErrorCode client_error(ErrorCode upstream) {
   }
 }
 
-}  // namespace
-
-void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const Bytes> frame,
-                    WireReader& body) {
+// Decodes what the client sent into per-partition runs and counts it; an
+// invalid acks converts nothing (every entry is answered INVALID_REQUIRED_ACKS).
+std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std::int16_t version,
+                                                    std::shared_ptr<const Bytes> frame, WireReader& body,
+                                                    std::int16_t& acks, ProduceRequest& request) {
   FrontendContext& ctx = session.context();
-  const std::int16_t version = header.api_version;
-  auto request = decode_body<ProduceRequest>(body, version);
-  if (!request) {
+  auto decoded = decode_body<ProduceRequest>(body, version);
+  if (!decoded) {
     session.close_after_pending("malformed Produce v" + std::to_string(version) +
-                                " request: " + request.error().describe());
-    return;
+                                " request: " + decoded.error().describe());
+    return std::nullopt;
   }
-
+  request = std::move(*decoded);
+  acks = request.acks;
   ProduceConversionOptions options;
   options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
-  // An invalid acks submits nothing: every entry is answered INVALID_REQUIRED_ACKS.
   ProduceConversion converted;
-  if (valid_acks(request->acks)) converted = convert_produce_request(*request, version, frame, options);
-  frame.reset();
-
+  if (valid_acks(acks)) converted = convert_produce_request(request, version, std::move(frame), options);
   for (const PartitionProduce& p : converted.partitions) {
     if (p.error != ErrorCode::kNone) {
       frontend::log().warn("{}: Produce v{} to {}-{} refused with {}: {}", session.describe(), version, p.topic,
@@ -115,38 +115,44 @@ void handle_produce(ClientSession& session, const RequestHeader& header, std::sh
   ctx.counters.received_bytes_total += converted.wire_bytes;
   ctx.observer.on_records_received(static_cast<std::int64_t>(converted.records),
                                    static_cast<std::int64_t>(converted.wire_bytes));
+  return converted;
+}
 
-  if (request->acks == 0) {
-    // No answer, but the records are still delivered (docs/design/ARCHITECTURE.md rule 6).
-    bool refused = false;
-    for (PartitionProduce& p : converted.partitions) {
-      if (p.error != ErrorCode::kNone) {
-        refused = true;
-      } else if (!p.run.records.empty()) {
-        ctx.sink.submit(p.topic, p.partition, std::move(p.run), [topic = p.topic, partition = p.partition](const RunResult& r) {
-          if (r.error != ErrorCode::kNone) {
-            frontend::log().debug("acks=0 records for {}-{} failed upstream: {}", topic, partition, error_name(r.error));
-          }
-        });
-      }
+// acks=0: no answer, but the records are still delivered
+// (docs/design/ARCHITECTURE.md rule 6).
+void submit_without_answer(ClientSession& session, ProduceConversion& converted) {
+  FrontendContext& ctx = session.context();
+  bool refused = false;
+  for (PartitionProduce& p : converted.partitions) {
+    if (p.error != ErrorCode::kNone) {
+      refused = true;
+    } else if (!p.run.records.empty()) {
+      ctx.sink.submit(p.topic, p.partition, std::move(p.run), [topic = p.topic, partition = p.partition](const RunResult& r) {
+        if (r.error != ErrorCode::kNone) {
+          frontend::log().debug("acks=0 records for {}-{} failed upstream: {}", topic, partition, error_name(r.error));
+        }
+      });
     }
-    ctx.observer.on_produce_done(0, 0);
-    // As a broker does for acks=0: an entry it refused closes the connection,
-    // the only way such a client learns something is wrong.
-    if (refused) session.close_after_pending("acks=0 Produce request had refused partitions");
-    if (ctx.after_submit) ctx.after_submit();
-    return;
   }
+  ctx.observer.on_produce_done(0, 0);
+  // As a broker does for acks=0: an entry it refused closes the connection,
+  // the only way such a client learns something is wrong.
+  if (refused) session.close_after_pending("acks=0 Produce request had refused partitions");
+}
 
+// The response skeleton: one entry per partition of the request, in its order.
+std::shared_ptr<PendingProduce> pending_response(ClientSession& session, const RequestHeader& header,
+                                                 const ProduceRequest& request) {
+  FrontendContext& ctx = session.context();
   auto pending = std::make_shared<PendingProduce>();
   pending->slot = session.reserve_response();
-  pending->version = version;
-  pending->acks = request->acks;
+  pending->version = header.api_version;
+  pending->acks = request.acks;
   pending->correlation_id = header.correlation_id;
   pending->received_ms = uv_now(ctx.loop);
   pending->backpressure_ms_at_receive = ctx.backpressure_ms();
   pending->context = session.shared_context();
-  for (const ProduceTopicData& t : request->topic_data) {
+  for (const ProduceTopicData& t : request.topic_data) {
     ProduceTopicResponse& topic = pending->response.responses.emplace_back();
     topic.name = t.name;
     topic.topic_id = t.topic_id;
@@ -155,17 +161,12 @@ void handle_produce(ClientSession& session, const RequestHeader& header, std::sh
       pending->positions.emplace_back(pending->response.responses.size() - 1, topic.partition_responses.size() - 1);
     }
   }
+  return pending;
+}
 
-  if (!valid_acks(request->acks)) {
-    frontend::log().warn("{}: Produce v{} with acks={}: answered INVALID_REQUIRED_ACKS", session.describe(), version,
-                         request->acks);
-    for (std::size_t i = 0; i < pending->positions.size(); ++i) {
-      pending->set_result(i, ErrorCode::kInvalidRequiredAcks, nullptr, "acks must be -1, 0 or 1");
-    }
-    pending->finish();
-    return;
-  }
-
+// acks 1/-1: each partition's result fills its entry; the last one answers.
+void submit_and_answer(FrontendContext& ctx, const std::shared_ptr<PendingProduce>& pending,
+                       ProduceConversion& converted) {
   // Count first: completions never run inside submit(), but immediate
   // answers below must not finish the request before every run is submitted.
   pending->outstanding = converted.partitions.size() + 1;
@@ -183,6 +184,32 @@ void handle_produce(ClientSession& session, const RequestHeader& header, std::sh
     });
   }
   if (--pending->outstanding == 0) pending->finish();
+}
+
+}  // namespace
+
+void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const Bytes> frame,
+                    WireReader& body) {
+  FrontendContext& ctx = session.context();
+  const std::int16_t version = header.api_version;
+  std::int16_t acks = 0;
+  ProduceRequest request;
+  auto converted = decode_and_convert(session, version, std::move(frame), body, acks, request);
+  if (!converted) return;
+  if (acks == 0) {
+    submit_without_answer(session, *converted);
+  } else if (!valid_acks(acks)) {
+    frontend::log().warn("{}: Produce v{} with acks={}: answered INVALID_REQUIRED_ACKS", session.describe(), version,
+                         acks);
+    auto pending = pending_response(session, header, request);
+    for (std::size_t i = 0; i < pending->positions.size(); ++i) {
+      pending->set_result(i, ErrorCode::kInvalidRequiredAcks, nullptr, "acks must be -1, 0 or 1");
+    }
+    pending->finish();
+    return;
+  } else {
+    submit_and_answer(ctx, pending_response(session, header, request), *converted);
+  }
   if (ctx.after_submit) ctx.after_submit();
 }
 
