@@ -1,4 +1,4 @@
-// Metadata (v0-v12) as the client sees it: the sidecar is the only broker and
+// Metadata (v0-v13) as the client sees it: the sidecar is the only broker and
 // the leader of every partition; topics, partition counts and topic errors
 // are the upstream's (TopicDirectory).
 #pragma once

@@ -1,4 +1,4 @@
-// Metadata v0-v12: the proxy is the only broker and leads every partition at
+// Metadata v0-v13: the proxy is the only broker and leads every partition at
 // a constant leader epoch; topics come from the TopicDirectory; null and
 // empty topic lists mean what each version says.
 #include <gtest/gtest.h>
