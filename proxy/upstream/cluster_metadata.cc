@@ -24,6 +24,9 @@ bool stale(const PartitionMetadata& old, const PartitionMetadata& now) {
 
 MetadataChanges ClusterMetadata::apply(const MetadataResponse& response) {
   MetadataChanges changes;
+  // Metadata v13's top-level error (KIP-1102): the answer describes nothing,
+  // and its empty broker list must not replace the known one.
+  if (response.error_code != ErrorCode::kNone) return changes;
   ++responses_;
   apply_brokers(response.brokers, changes);
   for (const MetadataResponseTopic& t : response.topics) {

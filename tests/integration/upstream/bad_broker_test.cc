@@ -241,6 +241,27 @@ TEST_F(BadBroker, Kip511UnsupportedVersionRetriesLowerOnTheSameConnection) {
   EXPECT_EQ(connection_->versions().version(ApiKey::kMetadata), 12);
 }
 
+TEST_F(BadBroker, V0FallbackLastsOneSessionWhenTheBrokerListsV3) {
+  int api_versions_seen = 0;
+  start_broker(
+      [&api_versions_seen](ScriptedBroker& b, const auto& req) {
+        if (req.header.api_key != ApiKey::kApiVersions) return;
+        if (++api_versions_seen == 1) {
+          b.close_connections();  // cut mid-negotiation, as a restarting broker does
+          return;
+        }
+        b.respond(req, ScriptedBroker::default_api_versions());
+      },
+      /*answer_api_versions=*/false);
+  connect();
+  ASSERT_TRUE(wait_ready());
+  ASSERT_EQ(broker_->count(ApiKey::kApiVersions), 2u);
+  EXPECT_EQ(broker_->requests()[1].header.api_version, 0);  // the fallback, for this session
+  broker_->close_connections();                             // the broker goes away and comes back
+  ASSERT_TRUE(run_until([&] { return broker_->count(ApiKey::kApiVersions) >= 3 && connection_->ready(); }, 3000));
+  EXPECT_EQ(broker_->requests()[2].header.api_version, 3) << "a broker that lists v3 is asked v3 again";
+}
+
 TEST_F(BadBroker, Kip219ThrottleHoldsRequestsBack) {
   start_broker([](ScriptedBroker& b, const auto& req) {
     if (req.header.api_key == ApiKey::kProduce) {

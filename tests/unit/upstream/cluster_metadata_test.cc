@@ -152,6 +152,20 @@ TEST(ClusterMetadata, BrokerSetIsReplacedAndMovesAreReported) {
   EXPECT_EQ(m.broker(3), nullptr);
 }
 
+TEST(ClusterMetadata, ATopLevelErrorChangesNothing) {
+  ClusterMetadata m;
+  m.apply(response("t", {{0, 1, 4}}, id_of(1), {1, 2, 3}));
+  // Metadata v13 (KIP-1102): an error answer with no brokers and no topics.
+  MetadataResponse error_answer;
+  error_answer.error_code = ErrorCode::kUnknownServerError;
+  const auto changes = m.apply(error_answer);
+  EXPECT_TRUE(changes.brokers_removed.empty());
+  EXPECT_TRUE(changes.topics.empty());
+  EXPECT_EQ(m.brokers().size(), 3u);
+  ASSERT_NE(m.topic("t"), nullptr);
+  EXPECT_EQ(m.topic("t")->partitions[0].leader_id, 1);
+}
+
 TEST(ClusterMetadata, LearnBrokersAddsAndUpdatesButRemovesNothing) {
   ClusterMetadata m;
   m.apply(response("t", {{0, 1}}, {}, {1, 2}));
