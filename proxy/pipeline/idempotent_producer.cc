@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "proxy/records/record_batch.h"
 #include "proxy/records/record_batch_builder.h"
@@ -48,34 +47,12 @@ const PartitionState* IdempotentProducer::partition(const TopicPartition& tp) co
 
 void IdempotentProducer::submit(const std::string& topic, std::int32_t partition, RecordRun run,
                                 RunCompletion done) {
-  auto tracker = std::make_shared<RunTracker>();
-  tracker->enqueued_ms = clock_.now_ms();
-  // Decision 7: a record without a timestamp (magic 0) gets the receive time,
-  // or the broker would expire this producer's state early (pitfall 18).
-  const std::int64_t receive_time = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count();
-  for (auto& r : run.records) {
-    if (r.timestamp_ms < 0) r.timestamp_ms = receive_time;
-    tracker->encoded_size_estimate += RecordBatchBuilder::record_size_upper_bound(
-        r.key ? std::optional<std::size_t>(r.key->size()) : std::nullopt,
-        r.value ? std::optional<std::size_t>(r.value->size()) : std::nullopt, r.headers);
+  auto tracker = accumulator_.admit(std::move(run), std::move(done), clock_.now_ms());
+  if (!tracker->run.records.empty()) {
+    PartitionState& p = state_for(TopicPartition{topic, partition});
+    accumulator_.enqueue(p, std::move(tracker));
+    if (topics_.find(topic) == topics_.end() || p.leader_id() < 0) upstream_.request_metadata({topic});
   }
-  tracker->run = std::move(run);
-  tracker->done = std::move(done);
-  buffered_bytes_ += tracker->run.size_bytes;
-  if (over_memory_budget()) memory_was_over_ = true;
-  ++runs_outstanding_;
-
-  if (tracker->run.records.empty()) {
-    deferred_finish_.push_back(tracker);  // nothing to send; still answered later, not inside submit
-    wake();
-    return;
-  }
-  PartitionState& p = state_for(TopicPartition{topic, partition});
-  p.queued_runs().push_back(tracker);
-  p.add_queued_estimate(static_cast<std::int64_t>(tracker->encoded_size_estimate));
-  if (topics_.find(topic) == topics_.end() || p.leader_id() < 0) upstream_.request_metadata({topic});
   wake();
 }
 
@@ -86,17 +63,17 @@ void IdempotentProducer::fail_unroutable() {
   for (auto& [tp, p] : partitions_) {
     if (p->queued_runs().empty()) continue;
     if (identity_.state() == IdentityState::kFatal) {
-      fail_queued(*p, identity_.fatal_error(), "the producer is in a fatal state");
+      accumulator_.fail_queued(*p, identity_.fatal_error(), "the producer is in a fatal state");
       continue;
     }
     auto topic = topics_.find(tp.topic);
     if (topic == topics_.end()) continue;
     const ErrorCode error = topic->second.error;
     if (error != ErrorCode::kNone && error != ErrorCode::kLeaderNotAvailable) {
-      fail_queued(*p, error, "topic error from upstream metadata");
+      accumulator_.fail_queued(*p, error, "topic error from upstream metadata");
     } else if (error == ErrorCode::kNone &&
                (tp.partition < 0 || static_cast<std::size_t>(tp.partition) >= topic->second.partitions.size())) {
-      fail_queued(*p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream");
+      accumulator_.fail_queued(*p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream");
     }
   }
 }
@@ -133,9 +110,7 @@ void IdempotentProducer::on_metadata(const MetadataUpdate& update) {
 
 void IdempotentProducer::poll() {
   const std::int64_t now = clock_.now_ms();
-  auto deferred = std::move(deferred_finish_);
-  deferred_finish_.clear();
-  for (const auto& run : deferred) finish_run(*run);
+  accumulator_.finish_deferred();
   fail_unroutable();
   if (identity_.state() == IdentityState::kFatal) return;
   expire(now);
@@ -240,19 +215,7 @@ void IdempotentProducer::fatal(ErrorCode error) {
 void IdempotentProducer::expire(std::int64_t now) {
   std::set<std::int32_t> reset_nodes;
   for (auto& [tp, p] : partitions_) {
-    auto& queue = p->queued_runs();
-    while (!queue.empty() && queue.front()->records_batched == 0 &&
-           now - queue.front()->enqueued_ms >= config_.delivery_timeout_ms) {
-      auto run = queue.front();
-      queue.pop_front();
-      p->add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
-      run->result.error = ErrorCode::kRequestTimedOut;
-      run->result.error_message = "delivery timeout before the records were sent";
-      observer_->on_records_failed(ErrorCode::kRequestTimedOut,
-                                   static_cast<std::int64_t>(run->run.records.size()));
-      run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
-      finish_run(*run);
-    }
+    accumulator_.expire_queued(*p, now);
     const std::vector<BatchPtr> unacked(p->unacked().begin(), p->unacked().end());
     for (const auto& b : unacked) {
       if (now - b->created_ms < config_.delivery_timeout_ms) continue;
@@ -291,7 +254,7 @@ void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch
   ok.log_start_offset = response ? response->log_start_offset : -1;
   for (const auto& piece : batch->pieces) {
     ok.base_offset = base_offset >= 0 ? base_offset + piece.offset_in_batch : -1;
-    finish_piece(piece, &ok, ErrorCode::kNone, {});
+    accumulator_.finish_piece(piece, &ok, ErrorCode::kNone, {});
   }
   observer_->on_records_delivered(batch->record_count);
 }
@@ -299,62 +262,15 @@ void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch
 void IdempotentProducer::fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error,
                                     std::string message) {
   p.forget(batch);
-  for (const auto& piece : batch->pieces) finish_piece(piece, nullptr, error, message);
+  for (const auto& piece : batch->pieces) accumulator_.finish_piece(piece, nullptr, error, message);
   observer_->on_records_failed(error, batch->record_count);
-}
-
-void IdempotentProducer::fail_queued(PartitionState& p, ErrorCode error, std::string message) {
-  auto& queue = p.queued_runs();
-  while (!queue.empty()) {
-    auto run = queue.front();
-    queue.pop_front();
-    p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
-    if (run->result.error == ErrorCode::kNone) {
-      run->result.error = error;
-      run->result.error_message = message;
-    }
-    observer_->on_records_failed(error, static_cast<std::int64_t>(run->run.records.size() - run->records_batched));
-    run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
-    if (run->pieces_outstanding == 0) finish_run(*run);
-  }
-}
-
-void IdempotentProducer::finish_piece(const BatchPiece& piece, const RunResult* success,
-                                      ErrorCode error, const std::string& message) {
-  RunTracker& run = *piece.run;
-  --run.pieces_outstanding;
-  if (success && piece.first_record == 0) {
-    run.result.base_offset = success->base_offset;
-    run.result.log_append_time_ms = success->log_append_time_ms;
-    run.result.log_start_offset = success->log_start_offset;
-  }
-  if (!success && run.result.error == ErrorCode::kNone) {
-    run.result.error = error;
-    run.result.error_message = message;
-  }
-  if (run.pieces_outstanding == 0 && run.fully_batched()) finish_run(run);
-}
-
-void IdempotentProducer::finish_run(RunTracker& run) {
-  if (run.finished) return;
-  run.finished = true;
-  buffered_bytes_ -= run.run.size_bytes;
-  --runs_outstanding_;
-  if (memory_was_over_ && buffered_bytes_ <= config_.buffer_memory_bytes / 10 * 9) {
-    memory_was_over_ = false;
-    if (memory_listener_) memory_listener_();
-  }
-  auto done = std::move(run.done);
-  const RunResult result = run.result;
-  run.run = RecordRun{};  // release the client's bytes now
-  if (done) done(result);
 }
 
 void IdempotentProducer::abort_all(ErrorCode error) {
   for (auto& [tp, p] : partitions_) {
     const std::vector<BatchPtr> unacked(p->unacked().begin(), p->unacked().end());
     for (const auto& b : unacked) fail_batch(*p, b, error, "aborted");
-    fail_queued(*p, error, "aborted");
+    accumulator_.fail_queued(*p, error, "aborted");
   }
 }
 

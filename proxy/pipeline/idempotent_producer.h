@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proxy/pipeline/accumulator.h"
 #include "proxy/pipeline/clock.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
@@ -39,9 +40,9 @@ class IdempotentProducer final : public RecordSink {
   // Takes a run for topic/partition; `done` runs exactly once, later.
   void submit(const std::string& topic, std::int32_t partition, RecordRun run,
               RunCompletion done) override;
-  bool over_memory_budget() const override { return buffered_bytes_ >= config_.buffer_memory_bytes; }
+  bool over_memory_budget() const override { return accumulator_.over_budget(); }
   void set_memory_available_listener(std::function<void()> listener) override {
-    memory_listener_ = std::move(listener);
+    accumulator_.set_memory_available_listener(std::move(listener));
   }
 
   void on_metadata(const MetadataUpdate& update);
@@ -53,12 +54,12 @@ class IdempotentProducer final : public RecordSink {
   std::int64_t next_wakeup_ms() const;
 
   // Shutdown: send what is queued without waiting for linger.
-  void flush() { flushing_ = true; }
+  void flush() { accumulator_.flush(); }
   // Deadline reached: every run not yet ended fails with `error`.
   void abort_all(ErrorCode error);
 
-  std::size_t buffered_bytes() const { return buffered_bytes_; }
-  bool idle() const { return runs_outstanding_ == 0; }
+  std::size_t buffered_bytes() const { return accumulator_.buffered_bytes(); }
+  bool idle() const { return accumulator_.idle(); }
   IdentityState identity_state() const { return identity_.state(); }
   ProducerIdAndEpoch identity() const { return identity_.current(); }
 
@@ -94,8 +95,6 @@ class IdempotentProducer final : public RecordSink {
   // draining (C.4), in sender.cc
   void drain(std::int64_t now);
   BatchPtr next_batch_for(PartitionState& p, std::int64_t now);
-  BatchPtr build_batch(PartitionState& p, std::int64_t now);
-  bool linger_done(const PartitionState& p, std::int64_t now) const;
   void send_request(std::int32_t node, std::vector<BatchPtr> batches, std::int64_t now);
 
   // responses (C.5, C.6, C.8, C.10), in response_handler.cc
@@ -117,10 +116,6 @@ class IdempotentProducer final : public RecordSink {
   void complete_batch(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
                       const ProducePartitionResponse* response);
   void fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::string message);
-  void fail_queued(PartitionState& p, ErrorCode error, std::string message);
-  void finish_piece(const BatchPiece& piece, const RunResult* success_at_base, ErrorCode error,
-                    const std::string& message);
-  void finish_run(RunTracker& run);
 
   PipelineConfig config_;
   UpstreamPort& upstream_;
@@ -130,7 +125,7 @@ class IdempotentProducer final : public RecordSink {
   std::function<void()> wakeup_;
 
   ProducerIdentity identity_{*observer_};
-  std::vector<std::shared_ptr<RunTracker>> deferred_finish_;
+  Accumulator accumulator_{config_, *observer_};
 
   bool bump_requested_ = false;
   std::string bump_reason_;
@@ -140,11 +135,6 @@ class IdempotentProducer final : public RecordSink {
   std::map<std::string, TopicLeadership> topics_;  // last metadata per topic
   std::map<std::int32_t, std::size_t> round_robin_;  // node -> next start index
 
-  std::size_t buffered_bytes_ = 0;
-  bool memory_was_over_ = false;
-  std::function<void()> memory_listener_;
-  std::size_t runs_outstanding_ = 0;
-  bool flushing_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -9,12 +9,6 @@
 
 namespace pp {
 
-bool IdempotentProducer::linger_done(const PartitionState& p, std::int64_t now) const {
-  if (p.queued_runs().empty()) return false;
-  if (flushing_ || p.queued_estimate_bytes() >= config_.batch_bytes) return true;
-  return now - p.queued_runs().front()->enqueued_ms >= config_.linger_ms;
-}
-
 BatchPtr IdempotentProducer::next_batch_for(PartitionState& p, std::int64_t now) {
   // Rule 1: a leader must be known and the old leader drained (C.8).
   if (p.leader_id() < 0 || p.draining()) return nullptr;
@@ -24,7 +18,7 @@ BatchPtr IdempotentProducer::next_batch_for(PartitionState& p, std::int64_t now)
     return head;
   }
   if (p.has_awaiting_retry()) return nullptr;  // a lower sequence is still in flight
-  if (!linger_done(p, now)) return nullptr;
+  if (!accumulator_.linger_done(p, now)) return nullptr;
   // Rule 3: may a new sequence start?
   const ProducerIdAndEpoch& current = identity_.current();
   const HoldReason hold = p.new_batch_hold(current);
@@ -38,59 +32,8 @@ BatchPtr IdempotentProducer::next_batch_for(PartitionState& p, std::int64_t now)
                   current.id.value, current.epoch.value);
     p.reset_sequences(current);
   }
-  return build_batch(p, now);
-}
-
-// Rule 5: the batch is built when first sent, so a batch that expires unsent
-// never consumes a sequence. Runs stay whole unless one alone is larger than
-// batch_bytes (decision 8).
-BatchPtr IdempotentProducer::build_batch(PartitionState& p, std::int64_t now) {
-  RecordBatchBuildOptions options;
-  options.producer_id = identity_.current().id.value;
-  options.producer_epoch = identity_.current().epoch.value;
-  options.base_sequence = p.next_sequence();
-  options.compression = config_.compression;
-  RecordBatchBuilder builder(options, config_.batch_bytes);
-
-  auto batch = std::make_shared<ProducerBatch>();
-  batch->tp = p.tp();
-  batch->created_ms = now;
-  auto& queue = p.queued_runs();
-  while (!queue.empty()) {
-    const auto& run = queue.front();
-    const bool whole_run = run->records_batched == 0;
-    if (!builder.empty() && whole_run &&
-        builder.size_bytes() + run->encoded_size_estimate > config_.batch_bytes) {
-      break;
-    }
-    BatchPiece piece{run, run->records_batched, 0, static_cast<std::uint32_t>(builder.record_count())};
-    const auto& records = run->run.records;
-    while (run->records_batched < records.size()) {
-      const RunRecord& r = records[run->records_batched];
-      const std::int64_t ts = r.timestamp_ms;  // submit() filled missing ones
-      if (!builder.empty() && builder.size_bytes_with(ts, r.key, r.value, r.headers) > config_.batch_bytes) {
-        break;  // only reachable for a run larger than a batch: it spans batches
-      }
-      builder.append(ts, r.key, r.value, r.headers);
-      ++run->records_batched;
-      ++piece.record_count;
-    }
-    if (piece.record_count > 0) {
-      ++run->pieces_outstanding;
-      batch->created_ms = std::min(batch->created_ms, run->enqueued_ms);
-      batch->pieces.push_back(piece);
-    }
-    if (!run->fully_batched()) break;
-    p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
-    queue.pop_front();
-  }
-  batch->record_count = builder.record_count();
-  batch->bytes = builder.build();
-  p.assign(batch);
-  spdlog::trace("{}: new batch seq {}..{} ({} records, {} bytes, ordinal {})", p.tp().to_string(),
-                batch->base_sequence, batch->last_sequence(), batch->record_count, batch->bytes.size(),
-                batch->ordinal);
-  return batch;
+  // Rule 5: built now, at the first send (decision 5).
+  return accumulator_.build_batch(p, current, now);
 }
 
 void IdempotentProducer::drain(std::int64_t now) {
@@ -182,7 +125,7 @@ std::int64_t IdempotentProducer::next_wakeup_ms() const {
   auto consider = [&](std::int64_t t) {
     if (earliest < 0 || t < earliest) earliest = std::max(t, now);
   };
-  if (!deferred_finish_.empty()) consider(now);
+  if (accumulator_.has_deferred()) consider(now);
   if (identity_.state() == IdentityState::kUninitialized) consider(identity_.retry_at_ms());
   for (const auto& [tp, p] : partitions_) {
     if (!p->queued_runs().empty()) {
@@ -197,7 +140,7 @@ std::int64_t IdempotentProducer::next_wakeup_ms() const {
       consider(head->skip_backoff ? now : head->retry_at_ms);
     } else if (!p->has_awaiting_retry() && !p->queued_runs().empty() &&
                p->new_batch_hold(identity_.current()) == HoldReason::kNone) {
-      consider(linger_done(*p, now) ? now : p->queued_runs().front()->enqueued_ms + config_.linger_ms);
+      consider(accumulator_.linger_done(*p, now) ? now : p->queued_runs().front()->enqueued_ms + config_.linger_ms);
     }
   }
   return earliest;

@@ -1,0 +1,164 @@
+#include "proxy/pipeline/accumulator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "proxy/records/record_batch_builder.h"
+
+namespace pp {
+
+std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done, std::int64_t now) {
+  auto tracker = std::make_shared<RunTracker>();
+  tracker->enqueued_ms = now;
+  // Decision 7: a record without a timestamp (magic 0) gets the receive time,
+  // or the broker would expire this producer's state early (pitfall 18).
+  const std::int64_t receive_time = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
+  for (auto& r : run.records) {
+    if (r.timestamp_ms < 0) r.timestamp_ms = receive_time;
+    tracker->encoded_size_estimate += RecordBatchBuilder::record_size_upper_bound(
+        r.key ? std::optional<std::size_t>(r.key->size()) : std::nullopt,
+        r.value ? std::optional<std::size_t>(r.value->size()) : std::nullopt, r.headers);
+  }
+  tracker->run = std::move(run);
+  tracker->done = std::move(done);
+  buffered_bytes_ += tracker->run.size_bytes;
+  if (over_budget()) memory_was_over_ = true;
+  ++runs_outstanding_;
+  if (tracker->run.records.empty()) deferred_finish_.push_back(tracker);  // nothing to send; answered later
+  return tracker;
+}
+
+void Accumulator::enqueue(PartitionState& p, std::shared_ptr<RunTracker> run) {
+  p.add_queued_estimate(static_cast<std::int64_t>(run->encoded_size_estimate));
+  p.queued_runs().push_back(std::move(run));
+}
+
+void Accumulator::finish_deferred() {
+  auto deferred = std::move(deferred_finish_);
+  deferred_finish_.clear();
+  for (const auto& run : deferred) finish_run(*run);
+}
+
+bool Accumulator::linger_done(const PartitionState& p, std::int64_t now) const {
+  if (p.queued_runs().empty()) return false;
+  if (flushing_ || p.queued_estimate_bytes() >= config_.batch_bytes) return true;
+  return now - p.queued_runs().front()->enqueued_ms >= config_.linger_ms;
+}
+
+// C.4 rule 5: the batch is built when first sent, so a batch that expires
+// unsent never consumes a sequence (decision 8 for the run boundaries).
+BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& id, std::int64_t now) {
+  RecordBatchBuildOptions options;
+  options.producer_id = id.id.value;
+  options.producer_epoch = id.epoch.value;
+  options.base_sequence = p.next_sequence();
+  options.compression = config_.compression;
+  RecordBatchBuilder builder(options, config_.batch_bytes);
+
+  auto batch = std::make_shared<ProducerBatch>();
+  batch->tp = p.tp();
+  batch->created_ms = now;
+  auto& queue = p.queued_runs();
+  while (!queue.empty()) {
+    const auto& run = queue.front();
+    const bool whole_run = run->records_batched == 0;
+    if (!builder.empty() && whole_run && builder.size_bytes() + run->encoded_size_estimate > config_.batch_bytes) {
+      break;
+    }
+    BatchPiece piece{run, run->records_batched, 0, static_cast<std::uint32_t>(builder.record_count())};
+    const auto& records = run->run.records;
+    while (run->records_batched < records.size()) {
+      const RunRecord& r = records[run->records_batched];
+      const std::int64_t ts = r.timestamp_ms;  // admit() filled missing ones
+      if (!builder.empty() && builder.size_bytes_with(ts, r.key, r.value, r.headers) > config_.batch_bytes) {
+        break;  // only reachable for a run larger than a batch: it spans batches
+      }
+      builder.append(ts, r.key, r.value, r.headers);
+      ++run->records_batched;
+      ++piece.record_count;
+    }
+    if (piece.record_count > 0) {
+      ++run->pieces_outstanding;
+      batch->created_ms = std::min(batch->created_ms, run->enqueued_ms);
+      batch->pieces.push_back(piece);
+    }
+    if (!run->fully_batched()) break;
+    p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
+    queue.pop_front();
+  }
+  batch->record_count = builder.record_count();
+  batch->bytes = builder.build();
+  p.assign(batch);
+  spdlog::trace("{}: new batch seq {}..{} ({} records, {} bytes, ordinal {})", p.tp().to_string(),
+                batch->base_sequence, batch->last_sequence(), batch->record_count, batch->bytes.size(),
+                batch->ordinal);
+  return batch;
+}
+
+void Accumulator::expire_queued(PartitionState& p, std::int64_t now) {
+  auto& queue = p.queued_runs();
+  while (!queue.empty() && queue.front()->records_batched == 0 &&
+         now - queue.front()->enqueued_ms >= config_.delivery_timeout_ms) {
+    auto run = queue.front();
+    queue.pop_front();
+    p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
+    run->result.error = ErrorCode::kRequestTimedOut;
+    run->result.error_message = "delivery timeout before the records were sent";
+    observer_.on_records_failed(ErrorCode::kRequestTimedOut, static_cast<std::int64_t>(run->run.records.size()));
+    run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
+    finish_run(*run);
+  }
+}
+
+void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::string& message) {
+  auto& queue = p.queued_runs();
+  while (!queue.empty()) {
+    auto run = queue.front();
+    queue.pop_front();
+    p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
+    if (run->result.error == ErrorCode::kNone) {
+      run->result.error = error;
+      run->result.error_message = message;
+    }
+    observer_.on_records_failed(error, static_cast<std::int64_t>(run->run.records.size() - run->records_batched));
+    run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
+    if (run->pieces_outstanding == 0) finish_run(*run);
+  }
+}
+
+void Accumulator::finish_piece(const BatchPiece& piece, const RunResult* success, ErrorCode error,
+                               const std::string& message) {
+  RunTracker& run = *piece.run;
+  --run.pieces_outstanding;
+  if (success && piece.first_record == 0) {
+    run.result.base_offset = success->base_offset;
+    run.result.log_append_time_ms = success->log_append_time_ms;
+    run.result.log_start_offset = success->log_start_offset;
+  }
+  if (!success && run.result.error == ErrorCode::kNone) {
+    run.result.error = error;
+    run.result.error_message = message;
+  }
+  if (run.pieces_outstanding == 0 && run.fully_batched()) finish_run(run);
+}
+
+void Accumulator::finish_run(RunTracker& run) {
+  if (run.finished) return;
+  run.finished = true;
+  buffered_bytes_ -= run.run.size_bytes;
+  --runs_outstanding_;
+  if (memory_was_over_ && buffered_bytes_ <= config_.buffer_memory_bytes / 10 * 9) {
+    memory_was_over_ = false;
+    if (memory_listener_) memory_listener_();
+  }
+  auto done = std::move(run.done);
+  const RunResult result = run.result;
+  run.run = RecordRun{};  // release the client's bytes now
+  if (done) done(result);
+}
+
+}  // namespace pp

@@ -1,0 +1,64 @@
+// The accumulator of the idempotent pipeline: the runs clients handed over,
+// queued per partition until they fill a batch or linger out, the memory
+// budget they are charged against, and the end of each run (its `done`
+// called exactly once). It decides nothing about sequences or windows; the
+// sender asks it for a batch when a partition may send (docs/design/PIPELINE.md
+// C.4 rule 5, decisions 7 and 8).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proxy/pipeline/partition_state.h"
+#include "proxy/pipeline/pipeline_config.h"
+#include "proxy/pipeline/pipeline_observer.h"
+#include "proxy/pipeline/record_run.h"
+
+namespace pp {
+
+class Accumulator {
+ public:
+  Accumulator(const PipelineConfig& config, PipelineObserver& observer) : config_(config), observer_(observer) {}
+
+  // Takes a run: stamps missing timestamps, charges the budget. An empty run
+  // is answered on the next take_deferred(), never inside the call.
+  std::shared_ptr<RunTracker> admit(RecordRun run, RunCompletion done, std::int64_t now);
+  void enqueue(PartitionState& p, std::shared_ptr<RunTracker> run);
+
+  bool over_budget() const { return buffered_bytes_ >= config_.buffer_memory_bytes; }
+  void set_memory_available_listener(std::function<void()> listener) { memory_listener_ = std::move(listener); }
+  std::size_t buffered_bytes() const { return buffered_bytes_; }
+  bool idle() const { return runs_outstanding_ == 0; }
+  bool has_deferred() const { return !deferred_finish_.empty(); }
+  void finish_deferred();
+
+  // Shutdown: send what is queued without waiting for linger.
+  void flush() { flushing_ = true; }
+  bool linger_done(const PartitionState& p, std::int64_t now) const;
+  // The next batch of p's queued runs, built now under `id` from p's next
+  // sequence. Runs stay whole unless one alone exceeds batch_bytes.
+  BatchPtr build_batch(PartitionState& p, const ProducerIdAndEpoch& id, std::int64_t now);
+
+  // Runs never put into a batch and past their delivery timeout fail.
+  void expire_queued(PartitionState& p, std::int64_t now);
+  void fail_queued(PartitionState& p, ErrorCode error, const std::string& message);
+  // A batch's pieces ended: with `success` (offsets at the batch's base) or with `error`.
+  void finish_piece(const BatchPiece& piece, const RunResult* success, ErrorCode error, const std::string& message);
+
+ private:
+  void finish_run(RunTracker& run);
+
+  const PipelineConfig& config_;
+  PipelineObserver& observer_;
+  std::size_t buffered_bytes_ = 0;
+  bool memory_was_over_ = false;
+  std::function<void()> memory_listener_;
+  std::size_t runs_outstanding_ = 0;
+  bool flushing_ = false;
+  std::vector<std::shared_ptr<RunTracker>> deferred_finish_;
+};
+
+}  // namespace pp
