@@ -14,15 +14,19 @@ prometheus::Labels broker_label(std::int32_t node) {
   return {{"broker", std::to_string(node)}};
 }
 
+prometheus::Labels reason_label(const std::string& reason) { return {{"reason", reason}}; }
+prometheus::Labels state_label(const std::string& state) { return {{"state", state}}; }
+
 }  // namespace
 
 PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels)
-    : families_(families),
-      partitions_(families.inflight_batches, families.partition_window,
+    : partitions_(families.inflight_batches, families.partition_window,
                   families.window_resets_total, partition_labels),
       retries_(families.retries_total),
       failed_(families.records_failed_total),
       requests_by_node_(families.upstream_requests_total),
+      bumps_by_reason_(families.producer_epoch_bumps_total),
+      identity_changes_(families.producer_identity_changes_total),
       // Unlabelled series exist from the start, so a scrape shows 0, not nothing.
       duplicates_(families.duplicate_sequence_total.Add({})),
       leader_changes_(families.leader_changes_total.Add({})),
@@ -33,7 +37,7 @@ PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels
       batch_bytes_(families.batch_bytes.Add({}, MetricBuckets::batch_bytes())) {
   // Every state shows from the start: an alert on FATAL needs a 0 before the 1.
   for (std::string_view state : {"UNINITIALIZED", "INITIALIZING", "READY", "FATAL"}) {
-    identity_changes_.emplace(std::string(state), &families.producer_identity_changes_total.Add({{"state", std::string(state)}}));
+    identity_changes_.get(std::string(state), state_label);
   }
 }
 
@@ -67,21 +71,11 @@ void PipelineMetrics::on_duplicate_sequence() {
 }
 
 void PipelineMetrics::on_epoch_bump(std::string_view reason) {
-  auto it = bumps_by_reason_.find(reason);
-  if (it == bumps_by_reason_.end()) {
-    auto& child = families_.producer_epoch_bumps_total.Add({{"reason", std::string(reason)}});
-    it = bumps_by_reason_.emplace(std::string(reason), &child).first;
-  }
-  it->second->Increment();
+  bumps_by_reason_.get(std::string(reason), reason_label).Increment();
 }
 
 void PipelineMetrics::on_identity_state(std::string_view state) {
-  auto it = identity_changes_.find(state);
-  if (it == identity_changes_.end()) {
-    auto& child = families_.producer_identity_changes_total.Add({{"state", std::string(state)}});
-    it = identity_changes_.emplace(std::string(state), &child).first;
-  }
-  it->second->Increment();
+  identity_changes_.get(std::string(state), state_label).Increment();
 }
 
 void PipelineMetrics::on_leader_change(const TopicPartition&) {

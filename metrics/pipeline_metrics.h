@@ -40,14 +40,13 @@ class PipelineMetrics final : public PipelineObserver {
   void on_produce_response(std::int32_t node, std::int64_t round_trip_ms) override;
 
  private:
-  MetricFamilies& families_;
   PartitionSeries partitions_;
   ChildCache<prometheus::Counter, ErrorCode> retries_;
   ChildCache<prometheus::Counter, ErrorCode> failed_;
   ChildCache<prometheus::Counter, std::int32_t> requests_by_node_;
   // Reasons are the pipeline's string literals: a handful of keys, ever.
-  std::map<std::string, prometheus::Counter*, std::less<>> bumps_by_reason_;
-  std::map<std::string, prometheus::Counter*, std::less<>> identity_changes_;
+  ChildCache<prometheus::Counter, std::string> bumps_by_reason_;
+  ChildCache<prometheus::Counter, std::string> identity_changes_;
   prometheus::Counter& duplicates_;
   prometheus::Counter& leader_changes_;
   prometheus::Counter& delivered_;
