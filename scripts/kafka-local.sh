@@ -13,12 +13,9 @@
 # Then, in another terminal:
 #   scripts/run.sh --config config/produce-proxy.example.toml --set 'upstream.bootstrap_servers=["127.0.0.1:19092"]'
 #
-# Needs java and mvn (scripts/setup.sh installs them and fetches the broker
-# from Maven Central once, into ${PP_CACHE_DIR:-~/.cache/produce-proxy}).
+# Installs what it needs first (scripts/setup.sh --test-peers: a JDK, Maven,
+# and the broker from Maven Central once, into ${PP_CACHE_DIR:-~/.cache/produce-proxy}).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
-  echo "kafka-local.sh: java and mvn are needed; run scripts/setup.sh first" >&2
-  exit 1
-fi
+"$here/scripts/setup.sh" --test-peers --no-helm
 exec /usr/bin/python3 "$here/tests/kafka/kafka_cluster.py" "$@"

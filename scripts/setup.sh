@@ -9,19 +9,27 @@
 #                    tests/golden/capture/capture_all.sh
 #   --bench-tools    gnuplot (plots) and curl (metric scrapes) for scripts/bench.sh,
 #                    plus linux-perf and valgrind to profile a missed goal
+#   --test-peers     the real peers the tests drive that Debian does not
+#                    package: a JDK and Maven, then Apache Kafka 4.4.0 and the
+#                    clients of tests/clients (Maven Central, the Go module
+#                    proxy), pinned there, into ${PP_CACHE_DIR:-~/.cache/produce-proxy}.
+#                    scripts/test.sh and scripts/kafka-local.sh ask for it;
+#                    the demo (scripts/run.sh) does not need it.
 # helm (for the chart's tests) is installed too, best effort, into
 # /opt/produce-proxy-tools/helm (see scripts/install_helm.sh); --no-helm skips it.
 set -euo pipefail
 
 capture_tools=0
 bench_tools=0
+test_peers=0
 with_helm=1
 for arg in "$@"; do
   case "$arg" in
     --capture-tools) capture_tools=1 ;;
     --bench-tools) bench_tools=1 ;;
+    --test-peers) test_peers=1 ;;
     --no-helm) with_helm=0 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "setup: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -38,10 +46,6 @@ packages=(
   libsnappy-dev libsystemd-dev libssl-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  # tests/kafka and tests/clients: a JDK and Maven fetch and run the real
-  # Apache Kafka broker and the Java clients (Go, for sarama and franz-go,
-  # comes with the machine image: Debian 12's golang 1.19 is too old for them)
-  default-jdk-headless maven
   # real peers for end-to-end tests and golden captures; kafka-python needs
   # the codec modules for compressed batches (without xxhash its lz4 sender
   # thread dies silently)
@@ -58,6 +62,15 @@ if [ "$capture_tools" -eq 1 ]; then
   packages+=(
     # golden-vector capture (tests/golden/capture): loopback capture
     tshark
+  )
+fi
+
+if [ "$test_peers" -eq 1 ]; then
+  packages+=(
+    # tests/kafka and tests/clients: a JDK and Maven fetch and run the real
+    # Apache Kafka broker and the Java clients (Go, for sarama and franz-go,
+    # comes with the machine image: Debian 12's golang 1.19 is too old for them)
+    default-jdk-headless maven
   )
 fi
 
@@ -102,11 +115,13 @@ fi
 
 # Real peers that Debian does not package, pinned, into
 # ${PP_CACHE_DIR:-~/.cache/produce-proxy} (outside the build tree): Apache
-# Kafka's broker (tests/kafka/pom.xml, Maven Central). A no-op when cached.
+# Kafka's broker (tests/kafka/pom.xml, Maven Central) and the producer clients
+# of tests/clients (kafka-clients 0.9.0.1, 0.10.2.2 and 4.4.0 from Maven
+# Central, sarama and franz-go from the Go module proxy). A no-op when cached.
 # Not under sudo, so the cache is the invoking user's.
-"$(dirname "$0")/../tests/kafka/fetch_kafka.sh" >/dev/null ||
-  echo "setup: Apache Kafka for tests/kafka was not fetched (see above); the tests labelled kafka will fail" >&2
-# The real producer clients of tests/clients: kafka-clients 0.9.0.1, 0.10.2.2
-# and 4.4.0 (Maven Central), sarama and franz-go (Go module proxy), pinned there.
-"$(dirname "$0")/../tests/clients/fetch_clients.sh" >/dev/null ||
-  echo "setup: the clients of tests/clients were not all built (see above); the tests using them will fail" >&2
+if [ "$test_peers" -eq 1 ]; then
+  "$(dirname "$0")/../tests/kafka/fetch_kafka.sh" >/dev/null ||
+    echo "setup: Apache Kafka for tests/kafka was not fetched (see above); the tests labelled kafka will fail" >&2
+  "$(dirname "$0")/../tests/clients/fetch_clients.sh" >/dev/null ||
+    echo "setup: the clients of tests/clients were not all built (see above); the tests using them will fail" >&2
+fi

@@ -7,7 +7,7 @@
 # Extra arguments go to ctest (e.g. -L unit, -R schema, -LE kafka).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --test-peers
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$(nproc)" --target produce-proxy
 cmake --preset asan >/dev/null

@@ -4,7 +4,7 @@
 #   ${PP_CACHE_DIR:-$HOME/.cache/produce-proxy}/kafka-<version>/libs
 # Idempotent: a stamp file keyed by the pom's hash makes a second run a fast
 # no-op. The last line on stdout is always the libs directory.
-# Called by scripts/setup.sh; tests/kafka/kafka_cluster.py calls it too.
+# Called by scripts/setup.sh --test-peers; tests/kafka/kafka_cluster.py calls it too.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,7 +14,7 @@ die() { echo "fetch_kafka.sh: $*" >&2; exit 1; }
 
 for tool in java javac mvn; do
   command -v "$tool" >/dev/null 2>&1 ||
-    die "'$tool' not found; run scripts/setup.sh (it installs default-jdk-headless and maven)"
+    die "'$tool' not found; run scripts/setup.sh --test-peers (it installs default-jdk-headless and maven)"
 done
 
 version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom" | head -n1)"

@@ -128,7 +128,7 @@ def fetch_libs():
     if p.returncode != 0 or not lines or not os.path.isdir(lines[-1]):
         raise KafkaHarnessError(
             "could not fetch the Apache Kafka %s broker with Maven (tests/kafka/fetch_kafka.sh "
-            "exit %d). Run scripts/setup.sh (needs java, mvn and Maven Central).\n%s"
+            "exit %d). Run scripts/setup.sh --test-peers (needs java, mvn and Maven Central).\n%s"
             % (kafka_version(), p.returncode, p.stderr.strip()))
     _libs_dir = lines[-1]
     return _libs_dir
@@ -172,7 +172,7 @@ def tools_dir():
                              "-cp", _classpath(libs), "-d", tmp] + sources,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
                     except FileNotFoundError:
-                        raise KafkaHarnessError("javac not found; run scripts/setup.sh")
+                        raise KafkaHarnessError("javac not found; run scripts/setup.sh --test-peers")
                     if p.returncode != 0:
                         shutil.rmtree(tmp, ignore_errors=True)
                         raise KafkaHarnessError("javac failed on tests/kafka/java:\n" + p.stdout)
