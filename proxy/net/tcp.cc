@@ -146,8 +146,11 @@ TcpConnection TcpConnection::connect(uv_loop_t* loop, const HostPort& to,
         auto* st = static_cast<State*>(r->data);
         delete r;
         --st->pending_requests;
-        if (st->handle_is_closed) {
-          if (st->pending_requests == 0) delete st;
+        // The owner went away while the name resolved: closed already (then
+        // free the state here), or closing, when connecting would re-arm the
+        // handle libuv is tearing down (its close callback frees the state).
+        if (st->handle_is_closed || uv_is_closing(reinterpret_cast<uv_handle_t*>(&st->handle))) {
+          if (st->handle_is_closed && st->pending_requests == 0) delete st;
           uv_freeaddrinfo(res);
           return;
         }
