@@ -249,6 +249,10 @@ void IdempotentProducer::resolve_sequences() {
 void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch,
                                         std::int64_t base_offset, const ProducePartitionResponse* response) {
   p.acknowledge(batch, base_offset);
+  // Counted before any client is answered: a client told "acknowledged" that
+  // scrapes /metrics next must find its records in records_delivered_total
+  // (the answer can be written synchronously inside finish_piece).
+  observer_->on_records_delivered(batch->record_count);
   RunResult ok;
   ok.log_append_time_ms = response ? response->log_append_time_ms : -1;
   ok.log_start_offset = response ? response->log_start_offset : -1;
@@ -256,14 +260,13 @@ void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch
     ok.base_offset = base_offset >= 0 ? base_offset + piece.offset_in_batch : -1;
     accumulator_.finish_piece(piece, &ok, ErrorCode::kNone, {});
   }
-  observer_->on_records_delivered(batch->record_count);
 }
 
 void IdempotentProducer::fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error,
                                     std::string message) {
   p.forget(batch);
+  observer_->on_records_failed(error, batch->record_count);  // before the clients hear, as above
   for (const auto& piece : batch->pieces) accumulator_.finish_piece(piece, nullptr, error, message);
-  observer_->on_records_failed(error, batch->record_count);
 }
 
 void IdempotentProducer::abort_all(ErrorCode error) {
