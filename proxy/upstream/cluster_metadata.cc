@@ -72,10 +72,17 @@ void ClusterMetadata::apply_topic(const MetadataResponseTopic& t, MetadataChange
   // while it is being created, ...) comes with no usable partitions.
   if (t.error_code == ErrorCode::kNone) {
     std::int32_t count = 0;
-    for (const auto& p : t.partitions) count = std::max(count, p.partition_index + 1);
+    for (const auto& p : t.partitions) {
+      if (p.partition_index >= 0 && p.partition_index <= kMaxPartitionIndex) {
+        count = std::max(count, p.partition_index + 1);
+      }
+    }
     now.partitions.resize(static_cast<std::size_t>(count));
     for (const MetadataResponsePartition& p : t.partitions) {
-      if (p.partition_index < 0) continue;
+      if (p.partition_index < 0 || p.partition_index > kMaxPartitionIndex) {
+        ++changes.out_of_range_partitions;
+        continue;
+      }
       const auto index = static_cast<std::size_t>(p.partition_index);
       const PartitionMetadata fresh{p.error_code, p.leader_id, p.leader_epoch};
       const PartitionMetadata* known =

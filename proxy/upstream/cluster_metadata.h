@@ -65,10 +65,15 @@ struct MetadataChanges {
   std::vector<std::string> recreated_topics;
   std::vector<std::string> topics;  // every topic the response described
   std::size_t stale_partitions = 0;
+  std::size_t out_of_range_partitions = 0;  // indexes no real topic has, ignored
   std::vector<std::int32_t> brokers_added;
   std::vector<std::int32_t> brokers_removed;
   std::vector<std::int32_t> brokers_moved;  // same id, new host:port
 };
+
+// Kafka caps nothing, but no real topic comes near this; a larger index in a
+// broker's answer would make the partition table ask for gigabytes.
+inline constexpr std::int32_t kMaxPartitionIndex = (1 << 20) - 1;
 
 class ClusterMetadata {
  public:

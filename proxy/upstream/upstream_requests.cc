@@ -263,6 +263,10 @@ void Upstream::log_metadata_changes(const MetadataChanges& changes) {
   for (const std::string& topic : changes.recreated_topics) {
     log().warn("upstream: topic '{}' has a new topic id: it was deleted and created again", topic);
   }
+  if (changes.out_of_range_partitions > 0) {
+    log().warn("upstream: ignored {} partitions with an index below 0 or above {} (a broken broker?)",
+               changes.out_of_range_partitions, kMaxPartitionIndex);
+  }
   if (changes.stale_partitions > 0) {
     log().debug("upstream: ignored {} partitions with an older leader epoch", changes.stale_partitions);
   }

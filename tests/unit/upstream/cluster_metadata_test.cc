@@ -166,6 +166,20 @@ TEST(ClusterMetadata, ATopLevelErrorChangesNothing) {
   EXPECT_EQ(m.topic("t")->partitions[0].leader_id, 1);
 }
 
+TEST(ClusterMetadata, PartitionIndexesNoTopicHasAreIgnored) {
+  ClusterMetadata m;
+  // A broker's bytes: an index near 2^31 would have sized the table at
+  // gigabytes (and +1 overflowed); a negative one is no partition either.
+  const auto changes = m.apply(response("t", {{0, 1}, {1, 2}, {INT32_MAX, 3}, {1 << 30, 3}, {-5, 3}}));
+  ASSERT_NE(m.topic("t"), nullptr);
+  EXPECT_EQ(m.topic("t")->partitions.size(), 2u);
+  EXPECT_EQ(changes.out_of_range_partitions, 3u);
+  EXPECT_EQ(m.topic("t")->partitions[1].leader_id, 2);
+  // The largest index allowed is still taken.
+  m.apply(response("u", {{kMaxPartitionIndex, 1}}));
+  EXPECT_EQ(m.topic("u")->partitions.size(), static_cast<std::size_t>(kMaxPartitionIndex) + 1);
+}
+
 TEST(ClusterMetadata, LearnBrokersAddsAndUpdatesButRemovesNothing) {
   ClusterMetadata m;
   m.apply(response("t", {{0, 1}}, {}, {1, 2}));
