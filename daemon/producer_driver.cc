@@ -9,7 +9,7 @@ ProducerDriver::ProducerDriver(uv_loop_t* loop, upstream::UpstreamConfig upstrea
     : clock_(loop),
       upstream_(loop, upstream_config, [this](const MetadataUpdate& update) { on_metadata(update); }),
       producer_(pipeline_config, upstream_, clock_, observer),
-      poll_soon_(loop),
+      later_(loop),
       wake_timer_(loop),
       directory_timer_(loop),
       request_timeout_ms_(upstream_config.request_timeout_ms) {
@@ -34,9 +34,9 @@ void ProducerDriver::close() { upstream_.close(); }
 void ProducerDriver::schedule_poll() {
   if (poll_scheduled_) return;
   poll_scheduled_ = true;
-  // A zero timeout runs on the next loop iteration: events of this iteration
-  // coalesce into one poll, and poll() never runs inside a callback of its own.
-  poll_soon_.start(0, 0, [this] { run_poll(); });
+  // On the next loop iteration: events of this iteration coalesce into one
+  // poll, and poll() never runs inside a callback of its own.
+  later_.post([this] { run_poll(); });
 }
 
 void ProducerDriver::run_poll() {
@@ -62,7 +62,7 @@ void ProducerDriver::on_metadata(const MetadataUpdate& update) {
 }
 
 bool ProducerDriver::settled(const std::string& name) const {
-  const auto* t = upstream_.metadata().topic(name);
+  const auto* t = producer_.topics().find(name);
   if (!t || t->error != ErrorCode::kNone || t->partitions.empty()) return false;
   return std::all_of(t->partitions.begin(), t->partitions.end(),
                      [](const auto& p) { return p.error == ErrorCode::kNone && p.leader_id >= 0; });
@@ -88,13 +88,13 @@ void ProducerDriver::describe(std::optional<std::vector<std::string>> topics, bo
   if (!w.refreshing.empty()) upstream_.request_metadata(w.refreshing);
   waiters_.push_back(std::move(w));
   // Answer on a later iteration at the earliest (never inside describe()).
-  directory_timer_.start(0, 0, [this] { answer_waiters(); });
+  later_.post([this] { answer_waiters(); });
 }
 
 bool ProducerDriver::answerable(const Waiter& w) const {
   return w.refreshing.empty() &&
          std::all_of(w.topics.begin(), w.topics.end(),
-                     [this](const std::string& t) { return upstream_.metadata().topic(t) != nullptr; });
+                     [this](const std::string& t) { return producer_.topics().find(t) != nullptr; });
 }
 
 void ProducerDriver::answer(Waiter& w, bool final_answer) {
@@ -102,7 +102,7 @@ void ProducerDriver::answer(Waiter& w, bool final_answer) {
   for (const auto& name : w.topics) {
     TopicDescription d;
     d.name = name;
-    if (const auto* t = upstream_.metadata().topic(name)) {
+    if (const auto* t = producer_.topics().find(name)) {
       d.error = t->error;
       d.topic_id = t->topic_id;
       d.partition_count = static_cast<std::int32_t>(t->partitions.size());

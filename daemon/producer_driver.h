@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "proxy/frontend/topic_directory.h"
+#include "proxy/net/deferred.h"
 #include "proxy/net/timer.h"
 #include "proxy/pipeline/idempotent_producer.h"
 #include "proxy/upstream/upstream.h"
@@ -75,9 +76,9 @@ class ProducerDriver final : public TopicDirectory {
   LoopClock clock_;
   upstream::Upstream upstream_;
   IdempotentProducer producer_;
-  net::Timer poll_soon_;
-  net::Timer wake_timer_;
-  net::Timer directory_timer_;
+  net::Deferred later_;        // the coalesced poll, and first answers to describe()
+  net::Timer wake_timer_;      // the pipeline's next timed work
+  net::Timer directory_timer_;  // describe() deadlines
   bool poll_scheduled_ = false;
   std::vector<Waiter> waiters_;
   std::int32_t request_timeout_ms_;

@@ -75,7 +75,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
 // that connects early would otherwise see Metadata without topics.
 void ProxyRuntime::check_ready() {
   if (ready_ || draining_) return;
-  const bool metadata_known = driver_->upstream().metadata().has_responses();
+  const bool metadata_known = driver_->upstream().has_metadata();
   const bool producer_id_held = driver_->producer().identity_state() == IdentityState::kReady;
   if (!metadata_known || !producer_id_held) return;
   if (auto listening = frontend_->start(); !listening) {

@@ -12,11 +12,11 @@ namespace pp {
 Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, TopicDirectory& topics,
                    FrontendObserver* observer)
     : loop_(loop),
-      context_(std::make_shared<FrontendContext>(loop, std::move(config), sink, topics, observer)) {
+      context_(std::make_shared<FrontendContext>(loop, std::move(config), sink, topics, observer)),
+      deferred_(loop) {
   context_->after_submit = [this] { maybe_pause(); };
   context_->session_closed = [this](std::uint64_t id) { forget(id); };
   context_->defer = [this](std::function<void()> fn) { defer(std::move(fn)); };
-  deferred_timer_ = net::Timer(loop_);
 }
 
 Frontend::~Frontend() {
@@ -69,7 +69,7 @@ void Frontend::stop() {
   context_->stopped = true;
   listener_.close();
   sweep_timer_ = net::Timer();
-  deferred_.clear();
+  deferred_.cancel();
   for (auto& s : sessions_in_turn()) s->close_now();
   sessions_.clear();
   if (context_->paused) {
@@ -178,16 +178,7 @@ std::vector<std::shared_ptr<ClientSession>> Frontend::sessions_in_turn() {
 
 void Frontend::defer(std::function<void()> fn) {
   if (context_->stopped) return;
-  deferred_.push_back(std::move(fn));
-  if (!deferred_timer_.active()) deferred_timer_.start(0, 0, [this] { run_deferred(); });
-}
-
-void Frontend::run_deferred() {
-  // Work deferred while these run waits for the next turn (bounded: each
-  // session defers at most one processing pass at a time).
-  std::vector<std::function<void()>> now;
-  now.swap(deferred_);
-  for (auto& fn : now) fn();
+  deferred_.post(std::move(fn));
 }
 
 }  // namespace pp

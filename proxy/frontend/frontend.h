@@ -26,6 +26,7 @@
 #include "proxy/frontend/frontend_config.h"
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/topic_directory.h"
+#include "proxy/net/deferred.h"
 #include "proxy/net/tcp.h"
 #include "proxy/net/timer.h"
 #include "proxy/pipeline/record_sink.h"
@@ -68,15 +69,13 @@ class Frontend {
   void resume();
   void sweep();
   void defer(std::function<void()> fn);
-  void run_deferred();
   std::vector<std::shared_ptr<ClientSession>> sessions_in_turn();
 
   uv_loop_t* loop_;
   std::shared_ptr<FrontendContext> context_;
   net::TcpListener listener_;
   net::Timer sweep_timer_;
-  net::Timer deferred_timer_;
-  std::vector<std::function<void()>> deferred_;
+  net::Deferred deferred_;
   std::size_t next_first_session_ = 0;  // rotates who resumes first
   static constexpr std::uint64_t kPauseLogIntervalMs = 5000;
   std::uint64_t last_pause_log_ms_ = 0;

@@ -30,12 +30,7 @@ PartitionState& IdempotentProducer::state_for(const TopicPartition& tp) {
   if (!slot) {
     slot = std::make_unique<PartitionState>(tp);
     // A partition first used after its topic's metadata arrived starts from it.
-    auto topic = topics_.find(tp.topic);
-    if (topic != topics_.end() && tp.partition >= 0 &&
-        static_cast<std::size_t>(tp.partition) < topic->second.partitions.size()) {
-      const auto& l = topic->second.partitions[static_cast<std::size_t>(tp.partition)];
-      slot->set_leader(l.leader_id, l.leader_epoch);
-    }
+    if (const PartitionLeadership* l = topics_.partition(tp)) slot->set_leader(l->leader_id, l->leader_epoch);
   }
   return *slot;
 }
@@ -51,7 +46,7 @@ void IdempotentProducer::submit(const std::string& topic, std::int32_t partition
   if (!tracker->run.records.empty()) {
     PartitionState& p = state_for(TopicPartition{topic, partition});
     accumulator_.enqueue(p, std::move(tracker));
-    if (topics_.find(topic) == topics_.end() || p.leader_id() < 0) upstream_.request_metadata({topic});
+    if (!topics_.find(topic) || p.leader_id() < 0) upstream_.request_metadata({topic});
   }
   wake();
 }
@@ -66,46 +61,61 @@ void IdempotentProducer::fail_unroutable() {
       accumulator_.fail_queued(*p, identity_.fatal_error(), "the producer is in a fatal state");
       continue;
     }
-    auto topic = topics_.find(tp.topic);
-    if (topic == topics_.end()) continue;
-    const ErrorCode error = topic->second.error;
+    const TopicLeadership* topic = topics_.find(tp.topic);
+    if (!topic) continue;
+    const ErrorCode error = topic->error;
     if (error != ErrorCode::kNone && error != ErrorCode::kLeaderNotAvailable) {
       accumulator_.fail_queued(*p, error, "topic error from upstream metadata");
-    } else if (error == ErrorCode::kNone &&
-               (tp.partition < 0 || static_cast<std::size_t>(tp.partition) >= topic->second.partitions.size())) {
+    } else if (error == ErrorCode::kNone && !topics_.partition(tp)) {
       accumulator_.fail_queued(*p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream");
     }
   }
 }
 
 void IdempotentProducer::on_metadata(const MetadataUpdate& update) {
-  for (const auto& [name, topic] : update.topics) {
-    topics_[name] = topic;
+  for (const auto& [name, reported] : update.topics) {
+    const TopicChanges changes = topics_.apply(name, reported);
+    log_topic_changes(name, changes);
     for (auto& [tp, p] : partitions_) {
       if (tp.topic != name) continue;
       // Unknown topics and partitions fail their queued runs in poll().
-      if (topic.error != ErrorCode::kNone || tp.partition < 0 ||
-          static_cast<std::size_t>(tp.partition) >= topic.partitions.size()) {
-        continue;
-      }
-      const PartitionLeadership& l = topic.partitions[static_cast<std::size_t>(tp.partition)];
-      if (l.leader_id < 0) {
-        p->set_leader(-1, std::max(l.leader_epoch, p->leader_epoch()));
-        continue;
-      }
-      if (p->leader_id() < 0 && p->leader_epoch() < 0) {
-        p->set_leader(l.leader_id, l.leader_epoch);  // first sight: nothing to reset
-        continue;
-      }
-      // KIP-320: a lower leader epoch is stale metadata and is ignored.
-      if (l.leader_epoch >= 0 && p->leader_epoch() >= 0) {
-        if (l.leader_epoch > p->leader_epoch()) leader_changed(*p, l.leader_id, l.leader_epoch);
-      } else if (l.leader_id != p->leader_id()) {
-        leader_changed(*p, l.leader_id, l.leader_epoch);  // brokers without epochs
-      }
+      if (const PartitionLeadership* l = topics_.partition(tp)) follow_metadata(*p, *l, changes.recreated);
     }
   }
+  upstream_.set_leaders_in_use(topics_.leader_nodes());
   wake();
+}
+
+// The table has dropped stale epochs already; what is left to decide is
+// whether the partition's current leader is news to it.
+void IdempotentProducer::follow_metadata(PartitionState& p, const PartitionLeadership& l, bool topic_recreated) {
+  if (l.leader_id < 0) {
+    p.set_leader(-1, std::max(l.leader_epoch, p.leader_epoch()));
+    return;
+  }
+  if (p.leader_id() < 0 && p.leader_epoch() < 0) {
+    p.set_leader(l.leader_id, l.leader_epoch);  // first sight: nothing to reset
+    return;
+  }
+  const bool same = l.leader_id == p.leader_id() && l.leader_epoch == p.leader_epoch();
+  const bool newer = (l.leader_epoch >= 0 && p.leader_epoch() >= 0) ? l.leader_epoch > p.leader_epoch()
+                                                                      : l.leader_id != p.leader_id();
+  // A recreated topic starts its epochs again: its lower epoch is news.
+  if (newer || (topic_recreated && !same)) leader_changed(p, l.leader_id, l.leader_epoch);
+}
+
+void IdempotentProducer::log_topic_changes(const std::string& topic, const TopicChanges& changes) const {
+  if (changes.recreated) {
+    spdlog::warn("topic '{}' has a new topic id: it was deleted and created again", topic);
+  }
+  for (const auto& lc : changes.leader_changes) {
+    spdlog::debug("metadata: {}-{} leader {} (epoch {}) -> {} (epoch {})", topic, lc.partition, lc.old_leader,
+                  lc.old_epoch, lc.new_leader, lc.new_epoch);
+  }
+  if (changes.stale_partitions > 0) {
+    spdlog::debug("metadata: ignored {} partitions of '{}' with an older leader epoch", changes.stale_partitions,
+                  topic);
+  }
 }
 
 void IdempotentProducer::poll() {
@@ -248,7 +258,7 @@ void IdempotentProducer::resolve_sequences() {
 
 void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch,
                                         std::int64_t base_offset, const ProducePartitionResponse* response) {
-  p.acknowledge(batch, base_offset);
+  p.acknowledge(batch);
   // Counted before any client is answered: a client told "acknowledged" that
   // scrapes /metrics next must find its records in records_delivered_total
   // (the answer can be written synchronously inside finish_piece).

@@ -21,6 +21,7 @@
 #include "proxy/pipeline/producer_identity.h"
 #include "proxy/pipeline/record_sink.h"
 #include "proxy/pipeline/response_classifier.h"
+#include "proxy/pipeline/topic_table.h"
 #include "proxy/pipeline/upstream_port.h"
 
 namespace pp {
@@ -65,13 +66,14 @@ class IdempotentProducer final : public RecordSink {
 
   // Introspection for tests and metrics.
   const PartitionState* partition(const TopicPartition& tp) const;
+  const TopicTable& topics() const { return topics_; }
   void apply_config(const PipelineConfig& config) { config_ = config; }
 
  private:
   // One Produce request in flight: at most one batch per partition.
   struct Request {
     std::int32_t node = -1;
-    std::int16_t version = 0;
+    std::int16_t version = 0;  // as sent: the upstream reports it
     std::int64_t sent_ms = 0;
     std::vector<BatchPtr> batches;
   };
@@ -99,17 +101,21 @@ class IdempotentProducer final : public RecordSink {
 
   // responses (C.5, C.6, C.8, C.10), in response_handler.cc
   void on_produce_result(const std::shared_ptr<Request>& request, ProduceResult result);
+  const ProducePartitionResponse* find_answer(const Request& request, const ProduceResponse& response,
+                                              const TopicPartition& tp) const;
   void handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& batch, ErrorCode error,
-                    const ProducePartitionResponse* response, const ProduceResponse* whole);
+                    const ProducePartitionResponse* response);
   BatchFacts facts_of(const PartitionState& p, const ProducerBatch& batch,
                       const ProducePartitionResponse* response) const;
   void apply(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ResponseAction& action,
-             const ProducePartitionResponse* response, const ProduceResponse* whole);
+             const ProducePartitionResponse* response);
   void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error,
                     const ProducePartitionResponse* response, std::int16_t version);
   void retry_later(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::int64_t now);
   void split(PartitionState& p, const BatchPtr& batch);
   void leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch);
+  void follow_metadata(PartitionState& p, const PartitionLeadership& l, bool topic_recreated);
+  void log_topic_changes(const std::string& topic, const TopicChanges& changes) const;
   void fatal(ErrorCode error);
 
   // completion
@@ -132,7 +138,7 @@ class IdempotentProducer final : public RecordSink {
   std::set<TopicPartition> rewrite_set_;
 
   std::unordered_map<TopicPartition, std::unique_ptr<PartitionState>, TopicPartitionHash> partitions_;
-  std::map<std::string, TopicLeadership> topics_;  // last metadata per topic
+  TopicTable topics_;
   std::map<std::int32_t, std::size_t> round_robin_;  // node -> next start index
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

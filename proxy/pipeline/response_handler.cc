@@ -28,34 +28,41 @@ bool window_not_learnable(ErrorCode e) {
 void IdempotentProducer::on_produce_result(const std::shared_ptr<Request>& request, ProduceResult result) {
   observer_->on_produce_response(request->node, clock_.now_ms() - request->sent_ms);
   if (!result) {
-    for (const auto& b : request->batches) handle_batch(request, b, result.error(), nullptr, nullptr);
+    for (const auto& b : request->batches) handle_batch(request, b, result.error(), nullptr);
     return;
   }
   const ProduceResponse& response = *result;
+  // KIP-951: endpoints of new leaders first, so a hint naming one can be followed.
+  if (!response.node_endpoints.empty()) upstream_.learn_brokers(response.node_endpoints);
   for (const auto& b : request->batches) {
-    const ProducePartitionResponse* found = nullptr;
-    for (const auto& topic : response.responses) {
-      const bool same_topic = request->version >= kProduceTopicIdVersion
-                                  ? topics_.count(b->tp.topic) && topic.topic_id == topics_[b->tp.topic].topic_id
-                                  : topic.name == b->tp.topic;
-      if (!same_topic) continue;
-      for (const auto& part : topic.partition_responses) {
-        if (part.index == b->tp.partition) found = &part;
-      }
-    }
-    if (!found) {
+    if (const ProducePartitionResponse* found = find_answer(*request, response, b->tp)) {
+      handle_batch(request, b, found->error_code, found);
+    } else {
       spdlog::warn("broker {} answered without partition {}: treating it as a timeout", request->node,
                    b->tp.to_string());
-      handle_batch(request, b, ErrorCode::kRequestTimedOut, nullptr, &response);
-    } else {
-      handle_batch(request, b, found->error_code, found, &response);
+      handle_batch(request, b, ErrorCode::kRequestTimedOut, nullptr);
     }
   }
 }
 
+const ProducePartitionResponse* IdempotentProducer::find_answer(const Request& request,
+                                                                const ProduceResponse& response,
+                                                                const TopicPartition& tp) const {
+  const Uuid id = topics_.topic_id(tp.topic);
+  const ProducePartitionResponse* found = nullptr;
+  for (const auto& topic : response.responses) {
+    const bool same_topic = request.version >= kProduceTopicIdVersion ? !id.is_zero() && topic.topic_id == id
+                                                                      : topic.name == tp.topic;
+    if (!same_topic) continue;
+    for (const auto& part : topic.partition_responses) {
+      if (part.index == tp.partition) found = &part;
+    }
+  }
+  return found;
+}
+
 void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& b,
-                                      ErrorCode error, const ProducePartitionResponse* pr,
-                                      const ProduceResponse* whole) {
+                                      ErrorCode error, const ProducePartitionResponse* pr) {
   PartitionState& p = state_for(b->tp);
   p.batch_returned();
   observer_->on_inflight_batches(b->tp, p.inflight_batches());
@@ -67,7 +74,7 @@ void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, c
   b->state = BatchState::kAwaitingRetry;
   learn_window(p, b, error, pr, request->version);
   if (error == ErrorCode::kCorruptMessage) ++b->corrupt_responses;
-  apply(p, b, error, classify_response(error, facts_of(p, *b, pr)), pr, whole);
+  apply(p, b, error, classify_response(error, facts_of(p, *b, pr)), pr);
 }
 
 BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerBatch& b,
@@ -80,17 +87,21 @@ BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerB
   f.partition_unresolved = p.unresolved_next().has_value();
   f.first_unresolved = f.partition_unresolved && b.base_sequence == *p.unresolved_next();
   f.log_start_offset_known = pr && pr->log_start_offset != -1;
+  // A hint naming a broker nobody described is not trusted: the metadata
+  // refresh it then causes says who leads.
   f.newer_leader_hint = pr && pr->current_leader.leader_id >= 0 && pr->current_leader.leader_epoch >= 0 &&
-                        pr->current_leader.leader_epoch > p.leader_epoch();
+                        pr->current_leader.leader_epoch > p.leader_epoch() &&
+                        upstream_.knows_broker(pr->current_leader.leader_id);
   f.corrupt_responses = b.corrupt_responses;
   return f;
 }
 
 void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode error, const ResponseAction& action,
-                               const ProducePartitionResponse* pr, const ProduceResponse* whole) {
+                               const ProducePartitionResponse* pr) {
   if (action.mark_ambiguous) b->ever_ambiguous = true;
   if (action.follow_leader_hint) {
-    if (whole) upstream_.learn_brokers(whole->node_endpoints);
+    topics_.take_leader_hint(b->tp, pr->current_leader.leader_id, pr->current_leader.leader_epoch);
+    upstream_.set_leaders_in_use(topics_.leader_nodes());
     leader_changed(p, pr->current_leader.leader_id, pr->current_leader.leader_epoch);
   }
   if (action.refresh_metadata) upstream_.request_metadata({b->tp.topic});

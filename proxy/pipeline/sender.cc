@@ -75,9 +75,8 @@ void IdempotentProducer::drain(std::int64_t now) {
 void IdempotentProducer::send_request(std::int32_t node, std::vector<BatchPtr> batches, std::int64_t now) {
   std::int16_t version = upstream_.produce_version(node);
   for (const auto& b : batches) {
-    auto topic = topics_.find(b->tp.topic);
-    if (topic == topics_.end() || topic->second.topic_id.is_zero()) {
-      version = std::min<std::int16_t>(version, kProduceTopicIdVersion - 1);  // v13+ needs ids
+    if (topics_.topic_id(b->tp.topic).is_zero()) {
+      version = std::min<std::int16_t>(version, kProduceTopicIdVersion - 1);  // v13+ names topics by id only
     }
   }
   ProduceRequest request;
@@ -90,7 +89,7 @@ void IdempotentProducer::send_request(std::int32_t node, std::vector<BatchPtr> b
     if (it == request.topic_data.end()) {
       ProduceTopicData topic;
       topic.name = b->tp.topic;
-      if (auto known = topics_.find(b->tp.topic); known != topics_.end()) topic.topic_id = known->second.topic_id;
+      topic.topic_id = topics_.topic_id(b->tp.topic);
       request.topic_data.push_back(std::move(topic));
       it = request.topic_data.end() - 1;
     }
@@ -112,8 +111,9 @@ void IdempotentProducer::send_request(std::int32_t node, std::vector<BatchPtr> b
   req->sent_ms = now;
   req->batches = std::move(batches);
   observer_->on_produce_request(node);
-  upstream_.send_produce(node, request, version, [this, alive = alive_, req](ProduceResult result) {
+  upstream_.send_produce(node, request, version, [this, alive = alive_, req](std::int16_t sent, ProduceResult result) {
     if (!*alive) return;
+    req->version = sent;
     on_produce_result(req, std::move(result));
     wake();
   });

@@ -7,6 +7,7 @@
 #include <expected>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,9 @@ struct TopicLeadership {
   std::vector<PartitionLeadership> partitions;  // index = partition id
 };
 
-// A refreshed view of the cluster, for the topics asked about.
+// The topics one Metadata answer described, as the broker reported them
+// (indexes out of range already dropped by the upstream); the pipeline's
+// TopicTable merges them into what it knows.
 struct MetadataUpdate {
   std::vector<std::pair<std::string, TopicLeadership>> topics;
 };
@@ -38,6 +41,9 @@ struct MetadataUpdate {
 // side request timeout fired. Both mean "maybe appended" (docs/design/PIPELINE.md C.6).
 using ProduceResult = std::expected<ProduceResponse, ErrorCode>;
 using InitProducerIdResult = std::expected<InitProducerIdResponse, ErrorCode>;
+// `sent_version` is the version the request went out as, which the response
+// was decoded by: lower than asked when the connection negotiated less.
+using ProduceDone = std::function<void(std::int16_t sent_version, ProduceResult)>;
 
 class UpstreamPort {
  public:
@@ -49,10 +55,11 @@ class UpstreamPort {
   virtual bool can_send_produce(std::int32_t node) = 0;
   // The Produce version negotiated with `node` (highest both sides speak, >= 3).
   virtual std::int16_t produce_version(std::int32_t node) = 0;
-  // `done` runs exactly once, later (never inside this call), with the
-  // response, or with NETWORK_EXCEPTION (disconnect) / REQUEST_TIMED_OUT.
+  // Sent as given: for v13+ the caller fills every topic id. `done` runs
+  // exactly once, later (never inside this call), with the response, or with
+  // NETWORK_EXCEPTION (disconnect) / REQUEST_TIMED_OUT.
   virtual void send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
-                            std::function<void(ProduceResult)> done) = 0;
+                            ProduceDone done) = 0;
   // Any ready broker; `done` once, later.
   virtual void send_init_producer_id(const InitProducerIdRequest& request,
                                      std::function<void(InitProducerIdResult)> done) = 0;
@@ -65,6 +72,13 @@ class UpstreamPort {
   // KIP-951: endpoints of new leaders named in a ProduceResponse, so a leader
   // hint can be followed before the next metadata refresh.
   virtual void learn_brokers(const std::vector<NodeEndpoint>& endpoints) = 0;
+  // A broker id the upstream can reach (from Metadata or learn_brokers): a
+  // leader hint naming any other is not followed.
+  virtual bool knows_broker(std::int32_t node) const = 0;
+  // The brokers that lead partitions of the topics in use, as the pipeline's
+  // TopicTable says: kept connected, and a disconnect of one makes the
+  // upstream ask for metadata until the cluster names a reachable leader.
+  virtual void set_leaders_in_use(const std::set<std::int32_t>& nodes) = 0;
 };
 
 }  // namespace pp

@@ -56,7 +56,7 @@ class BrokerConnection::ApiVersionsSink final : public ResponseSink {
   std::optional<ApiVersionsResponse> response_;
 };
 
-BrokerConnection::BrokerConnection(uv_loop_t* loop, Deferred& deferred, std::int32_t node_id,
+BrokerConnection::BrokerConnection(uv_loop_t* loop, net::Deferred& deferred, std::int32_t node_id,
                                    net::HostPort address, BrokerConnectionOptions options,
                                    EventListener listener)
     : loop_(loop),
@@ -133,7 +133,7 @@ void BrokerConnection::start_connect() {
   const std::uint64_t session = session_;
   std::weak_ptr<BrokerConnection*> weak = self_;
   auto in_call = std::make_shared<bool>(true);
-  Deferred* deferred = &deferred_;
+  net::Deferred* deferred = &deferred_;
   tcp_ = net::TcpConnection::connect(loop_, address_, [=](int status) {
     if (*in_call) {
       // The resolver refused before connect() returned, so tcp_ doesn't hold

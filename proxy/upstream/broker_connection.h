@@ -29,7 +29,7 @@
 #include "proxy/upstream/api_versions_negotiation.h"
 #include "proxy/base/backoff.h"
 #include "proxy/base/log_limiter.h"
-#include "proxy/upstream/deferred.h"
+#include "proxy/net/deferred.h"
 #include "proxy/upstream/response_sink.h"
 
 namespace pp::upstream {
@@ -59,7 +59,7 @@ class BrokerConnection {
   // into this object, so the listener may destroy the connection.
   using EventListener = std::function<void(BrokerConnection&, Event)>;
 
-  BrokerConnection(uv_loop_t* loop, Deferred& deferred, std::int32_t node_id,
+  BrokerConnection(uv_loop_t* loop, net::Deferred& deferred, std::int32_t node_id,
                    net::HostPort address, BrokerConnectionOptions options, EventListener listener);
   // Closes without calling the sinks of outstanding requests (shutdown); call
   // stop() and let the loop run first to have them fail.
@@ -150,7 +150,7 @@ class BrokerConnection {
   }
 
   uv_loop_t* loop_;
-  Deferred& deferred_;
+  net::Deferred& deferred_;
   std::int32_t node_id_;
   net::HostPort address_;
   BrokerConnectionOptions options_;

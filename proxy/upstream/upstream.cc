@@ -9,7 +9,6 @@ namespace pp::upstream {
 
 namespace {
 
-
 std::optional<net::HostPort> endpoint_address(const BrokerEndpoint& b) {
   if (b.port < 0 || b.port > 65535 || b.host.empty()) return std::nullopt;
   return net::HostPort{b.host, static_cast<std::uint16_t>(b.port)};
@@ -87,7 +86,7 @@ BrokerConnection* Upstream::find_connection(std::int32_t node) const {
 BrokerConnection* Upstream::connection_for(std::int32_t node) {
   if (closed_ || node < 0) return nullptr;
   if (BrokerConnection* c = find_connection(node)) return c;
-  const BrokerEndpoint* endpoint = metadata_.broker(node);
+  const BrokerEndpoint* endpoint = brokers_.find(node);
   if (!endpoint) return nullptr;
   auto address = endpoint_address(*endpoint);
   if (!address) return nullptr;
@@ -150,7 +149,7 @@ void Upstream::ensure_some_connecting() {
   if (closed_) return;
   // Known brokers first; they back off on their own after failures.
   bool any_healthy = false;
-  for (const auto& [id, endpoint] : metadata_.brokers()) {
+  for (const auto& [id, endpoint] : brokers_.all()) {
     if (BrokerConnection* c = connection_for(id)) {
       c->connect();
       if (c->consecutive_failures() == 0) any_healthy = true;
@@ -186,16 +185,12 @@ void Upstream::reset_connection(std::int32_t node) {
 }
 
 void Upstream::learn_brokers(const std::vector<NodeEndpoint>& endpoints) {
-  for (std::int32_t moved : metadata_.learn_brokers(endpoints)) retire(moved);
+  for (std::int32_t moved : brokers_.learn(endpoints)) retire(moved);
 }
 
-bool Upstream::update_partition_leadership(const std::string& topic, std::int32_t partition,
-                                           std::int32_t leader_id, std::int32_t leader_epoch) {
-  if (!metadata_.update_partition_leadership(topic, partition, leader_id, leader_epoch)) {
-    return false;
-  }
-  if (BrokerConnection* c = connection_for(leader_id)) c->connect();
-  return true;
+void Upstream::set_leaders_in_use(const std::set<std::int32_t>& nodes) {
+  leaders_in_use_ = nodes;
+  connect_to_leaders();
 }
 
 std::vector<BrokerStatus> Upstream::broker_status() const {

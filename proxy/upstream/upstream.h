@@ -1,6 +1,8 @@
 // The upstream layer as the pipeline sees it (proxy/pipeline/upstream_port.h):
-// one connection per broker, the cluster metadata cache and its refresh
-// policy. Everything runs on the loop thread that owns it.
+// a connection pool, one connection per broker, and the Metadata refresh
+// policy. It sends what it is given; topics and leadership are the
+// pipeline's (TopicTable), which tells it the leaders in use. Everything runs
+// on the loop thread that owns it.
 //
 // Connections: the bootstrap list first; once a Metadata response names the
 // brokers, one connection per broker id, opened when first needed and kept up
@@ -30,8 +32,8 @@
 #include "proxy/pipeline/upstream_port.h"
 #include "proxy/base/backoff.h"
 #include "proxy/upstream/broker_connection.h"
-#include "proxy/upstream/cluster_metadata.h"
-#include "proxy/upstream/deferred.h"
+#include "proxy/upstream/broker_directory.h"
+#include "proxy/net/deferred.h"
 
 namespace pp::upstream {
 
@@ -83,11 +85,11 @@ class Upstream final : public UpstreamPort {
   bool can_send_produce(std::int32_t node) override;
   // -1 while `node` isn't ready.
   std::int16_t produce_version(std::int32_t node) override;
-  // v13+ names topics by id: a zero topic_id is filled from the metadata
-  // cache, and if it is unknown there the request goes out as v12. Responses
-  // of v13+ get their topic names filled back in from the request.
+  // Sent as `version`, or as the negotiated one if that is lower (reported
+  // to `done`). Responses of v13+ get their topic names filled back in from
+  // the request.
   void send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
-                    std::function<void(ProduceResult)> done) override;
+                    ProduceDone done) override;
   // Least-loaded ready broker (bootstrap ones too); waits up to
   // request_timeout_ms for one to become ready, then REQUEST_TIMED_OUT.
   void send_init_producer_id(const InitProducerIdRequest& request,
@@ -95,14 +97,12 @@ class Upstream final : public UpstreamPort {
   void request_metadata(const std::vector<std::string>& topics) override;
   void reset_connection(std::int32_t node) override;
   void learn_brokers(const std::vector<NodeEndpoint>& endpoints) override;
-
-  // KIP-951 CurrentLeader: updates the cache when the epoch is newer (see
-  // ClusterMetadata); true if taken. Starts connecting to the new leader.
-  bool update_partition_leadership(const std::string& topic, std::int32_t partition,
-                                   std::int32_t leader_id, std::int32_t leader_epoch);
+  bool knows_broker(std::int32_t node) const override { return brokers_.find(node) != nullptr; }
+  void set_leaders_in_use(const std::set<std::int32_t>& nodes) override;
 
   // ---- inspection (metrics, readiness, tests) ----
-  const ClusterMetadata& metadata() const { return metadata_; }
+  const BrokerDirectory& brokers() const { return brokers_; }
+  bool has_metadata() const { return metadata_responses_ > 0; }
   std::vector<BrokerStatus> broker_status() const;
   std::optional<std::int16_t> negotiated_version(std::int32_t node, ApiKey key) const;
   std::uint64_t metadata_requests_sent() const { return metadata_requests_sent_; }
@@ -127,9 +127,10 @@ class Upstream final : public UpstreamPort {
   void post_flush();
   void flush_metadata();
   void on_metadata_response(std::expected<MetadataResponse, ErrorCode> result);
-  void log_metadata_changes(const MetadataChanges& changes);
+  void apply_metadata(const MetadataResponse& response);
+  void log_broker_changes(const BrokerChanges& changes) const;
   void connect_to_leaders();
-  bool leads_topics_in_use(std::int32_t node) const;
+  bool leads_topics_in_use(std::int32_t node) const { return leaders_in_use_.contains(node); }
   bool leader_unreachable() const;
   void flush_init();
   void expire_init();
@@ -148,8 +149,10 @@ class Upstream final : public UpstreamPort {
   MetadataListener on_metadata_;
   NodeReadyListener on_node_ready_;
   // Declared before the connections that post to it, so destroyed after them.
-  Deferred deferred_;
-  ClusterMetadata metadata_;
+  net::Deferred deferred_;
+  BrokerDirectory brokers_;
+  std::set<std::int32_t> leaders_in_use_;
+  std::uint64_t metadata_responses_ = 0;
 
   std::map<std::int32_t, std::unique_ptr<BrokerConnection>> connections_;  // by node id
   std::vector<std::unique_ptr<BrokerConnection>> bootstrap_;                // ids -1, -2, ...

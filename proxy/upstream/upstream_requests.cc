@@ -13,79 +13,42 @@ namespace {
 constexpr std::uint64_t kMetadataSpacingMs = 100;  // Java's retry.backoff.ms
 constexpr std::uint64_t kLeaderDownRefreshMaxMs = 1000;
 
-TopicLeadership leadership_of(const TopicMetadata& t) {
-  TopicLeadership out;
-  out.error = t.error;
-  out.topic_id = t.topic_id;
-  out.partitions.reserve(t.partitions.size());
-  for (const PartitionMetadata& p : t.partitions) {
-    out.partitions.push_back(PartitionLeadership{p.error, p.leader_id, p.leader_epoch});
-  }
-  return out;
-}
-
 }  // namespace
 
 void Upstream::send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
-                            std::function<void(ProduceResult)> done) {
+                            ProduceDone done) {
+  auto fail = [&](ErrorCode error) {
+    deferred_.post([done = std::move(done), version, error] { done(version, std::unexpected(error)); });
+  };
   BrokerConnection* c = closed_ ? nullptr : find_connection(node);
-  if (!c || !c->ready()) {
-    fail_later<ProduceResult>(std::move(done), ErrorCode::kNetworkException);
-    return;
-  }
-  if (request.acks == 0) {
-    // Kafka sends no answer to acks=0, so the request would only time out
-    // and close the connection; the pipeline always sends acks=-1.
-    fail_later<ProduceResult>(std::move(done), ErrorCode::kInvalidRequiredAcks);
-    return;
-  }
+  if (!c || !c->ready()) return fail(ErrorCode::kNetworkException);
+  // Kafka sends no answer to acks=0, so the request would only time out
+  // and close the connection; the pipeline always sends acks=-1.
+  if (request.acks == 0) return fail(ErrorCode::kInvalidRequiredAcks);
   const std::int16_t negotiated = c->versions().version(ApiKey::kProduce).value_or(-1);
-  if (negotiated < 0) {
-    fail_later<ProduceResult>(std::move(done), ErrorCode::kUnsupportedVersion);
-    return;
-  }
+  if (negotiated < 0) return fail(ErrorCode::kUnsupportedVersion);
   if (version > negotiated) {
     log().debug("{}: Produce v{} asked, v{} negotiated; sending v{}", c->describe(), version,
                 negotiated, negotiated);
     version = negotiated;
   }
-
-  // v13+ (KIP-516) names topics by id only; fill what the caller left out.
-  std::optional<ProduceRequest> patched;
-  if (version >= kProduceTopicIdVersion) {
-    for (std::size_t i = 0; i < request.topic_data.size(); ++i) {
-      const ProduceTopicData& t = request.topic_data[i];
-      if (!t.topic_id.is_zero()) continue;
-      const TopicMetadata* known = metadata_.topic(t.name);
-      if (!patched) patched = request;
-      if (known && !known->topic_id.is_zero()) {
-        patched->topic_data[i].topic_id = known->topic_id;
-      } else {
-        log().debug("{}: topic '{}' has no known id; sending Produce v{} instead of v{}",
-                    c->describe(), t.name, kProduceTopicIdVersion - 1, version);
-        version = kProduceTopicIdVersion - 1;
-        break;
-      }
-    }
-  }
-  const ProduceRequest& to_send = patched ? *patched : request;
-
+  // v13+ (KIP-516) answers with topic ids only; give them their names back.
   std::vector<std::pair<Uuid, std::string>> names;
   if (version >= kProduceTopicIdVersion) {
-    for (const ProduceTopicData& t : to_send.topic_data) names.emplace_back(t.topic_id, t.name);
+    for (const ProduceTopicData& t : request.topic_data) names.emplace_back(t.topic_id, t.name);
   }
-  c->send(to_send, version,
-          make_sink<ProduceResponse>(
-              [names = std::move(names), done = std::move(done)](ProduceResult result) mutable {
-                if (result && !names.empty()) {
-                  for (ProduceTopicResponse& t : result->responses) {
-                    auto it = std::find_if(names.begin(), names.end(),
-                                           [&](const auto& n) { return n.first == t.topic_id; });
-                    if (it != names.end() && t.name.empty()) t.name = it->second;
-                  }
-                }
-                done(std::move(result));
-              }));
+  c->send(request, version,
+          make_sink<ProduceResponse>([names = std::move(names), done = std::move(done),
+                                      version](ProduceResult result) mutable {
+            if (result) {
+              for (ProduceTopicResponse& t : result->responses) {
+                auto it = std::find_if(names.begin(), names.end(),
+                                       [&](const auto& n) { return n.first == t.topic_id; });
+                if (it != names.end() && t.name.empty()) t.name = it->second;
+              }
+            }
+            done(version, std::move(result));
+          }));
 }
 
 void Upstream::send_init_producer_id(const InitProducerIdRequest& request,
@@ -215,17 +178,7 @@ void Upstream::on_metadata_response(std::expected<MetadataResponse, ErrorCode> r
   }
   metadata_failures_ = 0;
   next_metadata_ms_ = t + kMetadataSpacingMs;
-  const MetadataChanges changes = metadata_.apply(*result);
-  log_metadata_changes(changes);
-  for (std::int32_t id : changes.brokers_removed) retire(id);
-  for (std::int32_t id : changes.brokers_moved) retire(id);
-  // Brokers are known now: the bootstrap connections can go once idle.
-  if (!metadata_.brokers().empty()) {
-    for (auto& b : bootstrap_) {
-      if (b->wanted()) b->retire();
-    }
-  }
-  connect_to_leaders();
+  apply_metadata(*result);
   // While a leader's connection is down, the cluster has not yet elected a
   // new one (a broker's session must time out first, seconds): ask again,
   // backing off from 100 ms to 1 s, until the answer names a live leader.
@@ -241,58 +194,43 @@ void Upstream::on_metadata_response(std::expected<MetadataResponse, ErrorCode> r
                          metadata_wanted_ = true;
                          flush_metadata();
                        });
-
-  if (on_metadata_ && !changes.topics.empty()) {
-    MetadataUpdate update;
-    for (const std::string& name : changes.topics) {
-      update.topics.emplace_back(name, leadership_of(*metadata_.topic(name)));
-    }
-    on_metadata_(update);
-  }
   if (metadata_wanted_) post_flush();
 }
 
-void Upstream::log_metadata_changes(const MetadataChanges& changes) {
-  for (std::int32_t id : changes.brokers_added) {
-    log().info("upstream: broker {} at {}", id, metadata_.broker(id)->to_string());
+// Brokers here; the topics go to the pipeline, which says (through
+// set_leaders_in_use, before this returns) which brokers lead them.
+void Upstream::apply_metadata(const MetadataResponse& response) {
+  ++metadata_responses_;
+  const BrokerChanges changes = brokers_.apply(response.brokers);
+  log_broker_changes(changes);
+  for (std::int32_t id : changes.removed) retire(id);
+  for (std::int32_t id : changes.moved) retire(id);
+  // Brokers are known now: the bootstrap connections can go once idle.
+  if (!brokers_.all().empty()) {
+    for (auto& b : bootstrap_) {
+      if (b->wanted()) b->retire();
+    }
   }
-  for (const auto& lc : changes.leader_changes) {
-    log().debug("upstream: {}-{} leader {} (epoch {}) -> {} (epoch {})", lc.topic, lc.partition, lc.old_leader,
-                lc.old_epoch, lc.new_leader, lc.new_epoch);
-  }
-  for (const std::string& topic : changes.recreated_topics) {
-    log().warn("upstream: topic '{}' has a new topic id: it was deleted and created again", topic);
-  }
-  if (changes.out_of_range_partitions > 0) {
+  TopicsRead read = read_topics(response);
+  if (read.out_of_range_partitions > 0) {
     log().warn("upstream: ignored {} partitions with an index below 0 or above {} (a broken broker?)",
-               changes.out_of_range_partitions, kMaxPartitionIndex);
+               read.out_of_range_partitions, kMaxPartitionIndex);
   }
-  if (changes.stale_partitions > 0) {
-    log().debug("upstream: ignored {} partitions with an older leader epoch", changes.stale_partitions);
+  if (on_metadata_ && !read.update.topics.empty()) on_metadata_(read.update);
+  connect_to_leaders();
+}
+
+void Upstream::log_broker_changes(const BrokerChanges& changes) const {
+  for (std::int32_t id : changes.added) {
+    log().info("upstream: broker {} at {}", id, brokers_.find(id)->to_string());
   }
 }
 
 // Open the way to every leader of the topics in use before the first batch.
 void Upstream::connect_to_leaders() {
-  for (const std::string& name : topics_) {
-    const TopicMetadata* topic = metadata_.topic(name);
-    if (!topic) continue;
-    for (const PartitionMetadata& p : topic->partitions) {
-      if (p.leader_id < 0) continue;
-      if (BrokerConnection* c = connection_for(p.leader_id)) c->connect();
-    }
+  for (std::int32_t node : leaders_in_use_) {
+    if (BrokerConnection* c = connection_for(node)) c->connect();
   }
-}
-
-bool Upstream::leads_topics_in_use(std::int32_t node) const {
-  for (const std::string& name : topics_) {
-    const TopicMetadata* topic = metadata_.topic(name);
-    if (!topic) continue;
-    for (const PartitionMetadata& p : topic->partitions) {
-      if (p.leader_id == node) return true;
-    }
-  }
-  return false;
 }
 
 // A leader of a topic in use whose connection failed and has not come back.

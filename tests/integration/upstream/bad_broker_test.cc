@@ -83,7 +83,7 @@ class BadBroker : public LoopTest {
     return out;
   }
 
-  std::unique_ptr<Deferred> deferred_ = std::make_unique<Deferred>(&loop_);
+  std::unique_ptr<net::Deferred> deferred_ = std::make_unique<net::Deferred>(&loop_);
   std::unique_ptr<ScriptedBroker> broker_;
   std::unique_ptr<BrokerConnection> connection_;
   std::vector<Event> events_;

@@ -80,7 +80,7 @@ TEST_F(UpstreamOnTestCluster, NegotiatesProduceV14AndMetadataV12WithEpochsAndTop
   EXPECT_FALSE(capture_->contains("retrying with v0"));  // v3 ApiVersions understood
 }
 
-TEST_F(UpstreamOnTestCluster, ProduceV14FillsTheTopicIdAndReturnsTheWindow) {
+TEST_F(UpstreamOnTestCluster, ProduceV14ByTopicIdGetsItsNameBackAndTheWindow) {
   upstream_->request_metadata({"t"});
   ASSERT_TRUE(run_until([&] { return last_.contains("t"); }, 5000));
   std::int32_t partition = -1, leader = -1;
@@ -104,7 +104,8 @@ TEST_F(UpstreamOnTestCluster, ProduceV14FillsTheTopicIdAndReturnsTheWindow) {
   request.acks = -1;
   request.timeout_ms = 5000;
   ProduceTopicData topic;
-  topic.name = "t";  // no topic id: Upstream fills it for v13+
+  topic.name = "t";
+  topic.topic_id = last_["t"].topic_id;  // v13+ names topics by id; the caller fills it
   ProducePartitionData data;
   data.index = partition;
   data.records.data = ByteView(batch);
@@ -112,12 +113,16 @@ TEST_F(UpstreamOnTestCluster, ProduceV14FillsTheTopicIdAndReturnsTheWindow) {
   request.topic_data.push_back(topic);
 
   std::optional<ProduceResult> result;
-  upstream_->send_produce(leader, request, upstream_->produce_version(leader),
-                          [&](ProduceResult r) { result = std::move(r); });
+  std::int16_t sent_as = -1;
+  upstream_->send_produce(leader, request, upstream_->produce_version(leader), [&](std::int16_t v, ProduceResult r) {
+    sent_as = v;
+    result = std::move(r);
+  });
   ASSERT_TRUE(run_until([&] { return result.has_value(); }, 5000));
   ASSERT_TRUE(*result) << error_name(result->error());
   ASSERT_EQ((*result)->responses.size(), 1u);
   const auto& topic_response = (*result)->responses[0];
+  EXPECT_EQ(sent_as, 14);
   EXPECT_EQ(topic_response.name, "t");
   EXPECT_EQ(topic_response.topic_id, last_["t"].topic_id);
   const auto& p = topic_response.partition_responses.at(0);

@@ -40,11 +40,16 @@ class ScriptedUpstream final : public UpstreamPort {
  public:
   std::map<std::int32_t, bool> node_ready;
   std::map<std::int32_t, std::int16_t> node_version;
+  // A connection that negotiated less than produce_version() said: requests
+  // go out (and are reported) as this version.
+  std::map<std::int32_t, std::int16_t> node_sends_as;
   std::int32_t max_in_flight_per_connection = 32;
   std::deque<SentProduce> outstanding;  // in send order
   std::vector<std::function<void(InitProducerIdResult)>> init_requests;
   std::set<std::string> metadata_requested;
   std::vector<std::int32_t> resets;
+  std::set<std::int32_t> learned_brokers;
+  std::set<std::int32_t> leaders_in_use;
   std::int64_t produce_requests_sent = 0;
 
   bool can_send_produce(std::int32_t node) override {
@@ -55,8 +60,9 @@ class ScriptedUpstream final : public UpstreamPort {
     return it == node_version.end() ? 14 : it->second;
   }
   void send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
-                    std::function<void(ProduceResult)> done) override {
-    SentProduce sent{node, version, {}, std::move(done)};
+                    ProduceDone done) override {
+    if (auto lower = node_sends_as.find(node); lower != node_sends_as.end()) version = std::min(version, lower->second);
+    SentProduce sent{node, version, {}, [done = std::move(done), version](ProduceResult r) { done(version, std::move(r)); }};
     for (const auto& topic : request.topic_data) {
       for (const auto& part : topic.partition_data) {
         SentBatch b;
@@ -88,7 +94,14 @@ class ScriptedUpstream final : public UpstreamPort {
     outstanding = std::move(keep);
     for (auto& s : failed) s.done(std::unexpected(ErrorCode::kNetworkException));
   }
-  void learn_brokers(const std::vector<NodeEndpoint>&) override {}
+  void learn_brokers(const std::vector<NodeEndpoint>& endpoints) override {
+    for (const auto& e : endpoints) learned_brokers.insert(e.node_id);
+  }
+  // Every node the test made ready, or named in NodeEndpoints.
+  bool knows_broker(std::int32_t node) const override {
+    return node_ready.contains(node) || learned_brokers.contains(node);
+  }
+  void set_leaders_in_use(const std::set<std::int32_t>& nodes) override { leaders_in_use = nodes; }
 
   int inflight(std::int32_t node) const {
     int n = 0;

@@ -1,6 +1,7 @@
-// Work to run on a later loop iteration. Callbacks promised to run "later,
-// never inside the call that caused them" (upstream_port.h) go through here,
-// so a caller never sees its own callback re-enter it.
+// Work to run on a later loop iteration: the one primitive for "later, never
+// inside the call that caused it" (upstream_port.h's callbacks, the front
+// end's session passes, the driver's coalesced poll), so a caller never sees
+// its own callback re-enter it. Timers are for work due at a time.
 //
 // A uv_idle_t rather than a 0 ms timer: libuv runs a timer restarted from its
 // own callback again in the same pass, so a retry that fails at once could
@@ -15,13 +16,15 @@
 
 #include "proxy/net/handle.h"
 
-namespace pp::upstream {
+namespace pp::net {
 
 class Deferred {
  public:
   explicit Deferred(uv_loop_t* loop);
 
   void post(std::function<void()> fn);
+  // Drops what is queued and not yet running.
+  void cancel() { state_->queue.clear(); }
   std::size_t pending() const { return state_->queue.size(); }
 
   struct State {
@@ -31,7 +34,7 @@ class Deferred {
   };
 
  private:
-  net::HandleOwner<State> state_;
+  HandleOwner<State> state_;
 };
 
-}  // namespace pp::upstream
+}  // namespace pp::net

@@ -1,8 +1,8 @@
-#include "proxy/upstream/deferred.h"
+#include "proxy/net/deferred.h"
 
 #include <utility>
 
-namespace pp::upstream {
+namespace pp::net {
 
 Deferred::Deferred(uv_loop_t* loop) : state_(new State) {
   uv_idle_init(loop, &state_->handle);
@@ -24,4 +24,4 @@ void Deferred::post(std::function<void()> fn) {
   });
 }
 
-}  // namespace pp::upstream
+}  // namespace pp::net
