@@ -8,7 +8,7 @@
 #include "config/diff.h"
 #include "daemon/cli.h"
 #include "daemon/proxy_runtime.h"
-#include "metrics/logging.h"
+#include "daemon/logging.h"
 #include "proxy/net/async.h"
 
 namespace {

@@ -64,12 +64,11 @@ void PartitionState::assign(const BatchPtr& batch) {
   unacked_.push_back(batch);
 }
 
-void PartitionState::acknowledge(const BatchPtr& batch, std::int64_t base_offset) {
+void PartitionState::acknowledge(const BatchPtr& batch) {
   if (ProducerIdAndEpoch{batch->producer_id, batch->producer_epoch} == owner_) {
     last_acked_seq_ = batch->last_sequence();
     if (batch->ordinal == 0) first_unacked_ = false;
   }
-  if (base_offset >= 0) last_acked_offset_ = base_offset + batch->record_count - 1;
   forget(batch);
 }
 

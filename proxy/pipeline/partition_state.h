@@ -49,7 +49,6 @@ class PartitionState {
   const ProducerIdAndEpoch& sequence_owner() const { return owner_; }
   std::int32_t next_sequence() const { return next_seq_; }
   std::int32_t last_acked_sequence() const { return last_acked_seq_; }
-  std::int64_t last_acked_offset() const { return last_acked_offset_; }
   const std::deque<BatchPtr>& unacked() const { return unacked_; }
   bool first_unacked() const { return first_unacked_; }
   std::uint64_t next_ordinal() const { return next_ord_; }
@@ -71,7 +70,7 @@ class PartitionState {
   void assign(const BatchPtr& batch);
 
   // NONE (or DUPLICATE_SEQUENCE_NUMBER): the batch is in the log.
-  void acknowledge(const BatchPtr& batch, std::int64_t base_offset);
+  void acknowledge(const BatchPtr& batch);
   // The batch ends without success; it leaves unacked.
   void forget(const BatchPtr& batch);
   // C.9: a sent batch given up on; later sequences are unresolved until
@@ -113,7 +112,6 @@ class PartitionState {
   ProducerIdAndEpoch owner_;
   std::int32_t next_seq_ = 0;
   std::int32_t last_acked_seq_ = -1;
-  std::int64_t last_acked_offset_ = -1;
   std::deque<BatchPtr> unacked_;  // ordered by (pid, epoch, base sequence)
   std::optional<std::int32_t> unresolved_next_;
   bool first_unacked_ = false;

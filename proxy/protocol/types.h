@@ -1,5 +1,9 @@
-// Strong types for the ids Kafka passes around, so a sequence can't be passed
-// where a partition is expected. The wire codec sees through them (schema.h).
+// Strong types for the producer identity, the one pair of ids that travels
+// through every layer together (a bare int16 epoch next to an int64 id is
+// easy to swap). Partition, node, leader epoch and sequence stay plain
+// int32 as Kafka's own code keeps them: they are compared, stepped and
+// wrapped arithmetically everywhere, and the pipeline names them in every
+// field. The wire codec sees through StrongInt (schema.h).
 #pragma once
 
 #include <array>
@@ -21,17 +25,9 @@ struct StrongInt {
 
 using ProducerId = StrongInt<struct ProducerIdTag, std::int64_t>;
 using ProducerEpoch = StrongInt<struct ProducerEpochTag, std::int16_t>;
-using Sequence = StrongInt<struct SequenceTag, std::int32_t>;
-using PartitionId = StrongInt<struct PartitionIdTag, std::int32_t>;
-using NodeId = StrongInt<struct NodeIdTag, std::int32_t>;
-using LeaderEpoch = StrongInt<struct LeaderEpochTag, std::int32_t>;
-using CorrelationId = StrongInt<struct CorrelationIdTag, std::int32_t>;
 
 inline constexpr ProducerId kNoProducerId{-1};
 inline constexpr ProducerEpoch kNoProducerEpoch{-1};
-inline constexpr Sequence kNoSequence{-1};
-inline constexpr NodeId kNoNode{-1};
-inline constexpr LeaderEpoch kNoLeaderEpoch{-1};
 
 // Kafka's Uuid (KIP-516): 16 raw bytes on the wire; all zero is Uuid.ZERO_UUID.
 struct Uuid {

@@ -1,5 +1,5 @@
 // configure_logging's two formats, JSON escaping, and the log limiter.
-#include "metrics/logging.h"
+#include "daemon/logging.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>

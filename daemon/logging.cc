@@ -1,4 +1,4 @@
-#include "metrics/logging.h"
+#include "daemon/logging.h"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
