@@ -127,7 +127,39 @@ void IdempotentProducer::poll() {
   resolve_sequences();
   maybe_bump();
   maybe_init_producer_id(now);  // after maybe_bump: an exhausted epoch asks for a new id at once
-  if (identity_.ready()) drain(now);
+  if (identity_.ready()) sender_.drain(partitions_, now, [this, now](OutgoingProduce out) { dispatch(std::move(out), now); });
+}
+
+void IdempotentProducer::dispatch(OutgoingProduce out, std::int64_t now) {
+  auto req = std::make_shared<Request>();
+  req->node = out.node;
+  req->version = out.version;
+  req->sent_ms = now;
+  req->batches = std::move(out.batches);
+  observer_->on_produce_request(out.node);
+  upstream_.send_produce(out.node, out.request, out.version,
+                         [this, alive = alive_, req](std::int16_t sent, ProduceResult result) {
+                           if (!*alive) return;
+                           req->version = sent;
+                           on_produce_result(req, std::move(result));
+                           wake();
+                         });
+}
+
+std::int64_t IdempotentProducer::next_wakeup_ms() const {
+  const std::int64_t now = clock_.now_ms();
+  std::int64_t earliest = -1;
+  auto consider = [&](std::int64_t t) {
+    if (t >= 0 && (earliest < 0 || t < earliest)) earliest = std::max(t, now);
+  };
+  if (accumulator_.has_deferred()) consider(now);
+  if (identity_.state() == IdentityState::kUninitialized) consider(identity_.retry_at_ms());
+  for (const auto& [tp, p] : partitions_) {
+    if (!p->queued_runs().empty()) consider(p->queued_runs().front()->enqueued_ms + config_.delivery_timeout_ms);
+    for (const auto& b : p->unacked()) consider(b->created_ms + config_.delivery_timeout_ms);
+    consider(sender_.next_send_ms(*p, now));
+  }
+  return earliest;
 }
 
 // ---- identity (C.2) ----

@@ -21,6 +21,7 @@
 #include "proxy/pipeline/producer_identity.h"
 #include "proxy/pipeline/record_sink.h"
 #include "proxy/pipeline/response_classifier.h"
+#include "proxy/pipeline/sender.h"
 #include "proxy/pipeline/topic_table.h"
 #include "proxy/pipeline/upstream_port.h"
 
@@ -62,6 +63,7 @@ class IdempotentProducer final : public RecordSink {
   std::size_t buffered_bytes() const { return accumulator_.buffered_bytes(); }
   bool idle() const { return accumulator_.idle(); }
   IdentityState identity_state() const { return identity_.state(); }
+  ErrorCode fatal_error() const { return identity_.fatal_error(); }
   ProducerIdAndEpoch identity() const { return identity_.current(); }
 
   // Introspection for tests and metrics.
@@ -94,10 +96,8 @@ class IdempotentProducer final : public RecordSink {
   void expire(std::int64_t now);
   void resolve_sequences();
 
-  // draining (C.4), in sender.cc
-  void drain(std::int64_t now);
-  BatchPtr next_batch_for(PartitionState& p, std::int64_t now);
-  void send_request(std::int32_t node, std::vector<BatchPtr> batches, std::int64_t now);
+  // hands what the Sender assembled to the upstream
+  void dispatch(OutgoingProduce out, std::int64_t now);
 
   // responses (C.5, C.6, C.8, C.10), in response_handler.cc
   void on_produce_result(const std::shared_ptr<Request>& request, ProduceResult result);
@@ -132,14 +132,14 @@ class IdempotentProducer final : public RecordSink {
 
   ProducerIdentity identity_{*observer_};
   Accumulator accumulator_{config_, *observer_};
+  TopicTable topics_;
+  Sender sender_{config_, upstream_, accumulator_, identity_, topics_, *observer_};
 
   bool bump_requested_ = false;
   std::string bump_reason_;
   std::set<TopicPartition> rewrite_set_;
 
-  std::unordered_map<TopicPartition, std::unique_ptr<PartitionState>, TopicPartitionHash> partitions_;
-  TopicTable topics_;
-  std::map<std::int32_t, std::size_t> round_robin_;  // node -> next start index
+  PartitionMap partitions_;
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -1,15 +1,12 @@
-// Draining (docs/design/PIPELINE.md C.4): which partition may send what, now, to which
-// leader; building batches at first send; one request per round per node.
+#include "proxy/pipeline/sender.h"
+
 #include <spdlog/spdlog.h>
 
-#include <map>
-
-#include "proxy/pipeline/idempotent_producer.h"
-#include "proxy/records/record_batch_builder.h"
+#include <algorithm>
 
 namespace pp {
 
-BatchPtr IdempotentProducer::next_batch_for(PartitionState& p, std::int64_t now) {
+BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
   // Rule 1: a leader must be known and the old leader drained (C.8).
   if (p.leader_id() < 0 || p.draining()) return nullptr;
   // Rule 2: retries first, strictly in sequence order, one at a time.
@@ -36,10 +33,10 @@ BatchPtr IdempotentProducer::next_batch_for(PartitionState& p, std::int64_t now)
   return accumulator_.build_batch(p, current, now);
 }
 
-void IdempotentProducer::drain(std::int64_t now) {
+void Sender::drain(PartitionMap& partitions, std::int64_t now, const std::function<void(OutgoingProduce)>& send) {
   std::map<std::int32_t, std::vector<PartitionState*>> by_node;
   std::vector<std::string> leaderless;
-  for (auto& [tp, p] : partitions_) {
+  for (auto& [tp, p] : partitions) {
     if (p->queued_runs().empty() && !p->has_awaiting_retry()) continue;
     if (p->leader_id() < 0) {
       leaderless.push_back(tp.topic);
@@ -67,83 +64,59 @@ void IdempotentProducer::drain(std::int64_t now) {
       }
       start = (start + 1) % list.size();
       if (batches.empty()) break;
-      send_request(node, std::move(batches), now);
+      send(assemble(node, std::move(batches), partitions));
     }
   }
 }
 
-void IdempotentProducer::send_request(std::int32_t node, std::vector<BatchPtr> batches, std::int64_t now) {
-  std::int16_t version = upstream_.produce_version(node);
+OutgoingProduce Sender::assemble(std::int32_t node, std::vector<BatchPtr> batches, PartitionMap& partitions) {
+  OutgoingProduce out;
+  out.node = node;
+  out.version = upstream_.produce_version(node);
   for (const auto& b : batches) {
     if (topics_.topic_id(b->tp.topic).is_zero()) {
-      version = std::min<std::int16_t>(version, kProduceTopicIdVersion - 1);  // v13+ names topics by id only
+      out.version = std::min<std::int16_t>(out.version, kProduceTopicIdVersion - 1);  // v13+ names topics by id only
     }
   }
-  ProduceRequest request;
-  request.transactional_id = std::nullopt;
-  request.acks = -1;
-  request.timeout_ms = config_.request_timeout_ms;
+  out.request.transactional_id = std::nullopt;
+  out.request.acks = -1;
+  out.request.timeout_ms = config_.request_timeout_ms;
   for (const auto& b : batches) {
-    auto it = std::find_if(request.topic_data.begin(), request.topic_data.end(),
-                           [&](const ProduceTopicData& t) { return t.name == b->tp.topic; });
-    if (it == request.topic_data.end()) {
+    auto& topics = out.request.topic_data;
+    auto it = std::find_if(topics.begin(), topics.end(), [&](const ProduceTopicData& t) { return t.name == b->tp.topic; });
+    if (it == topics.end()) {
       ProduceTopicData topic;
       topic.name = b->tp.topic;
       topic.topic_id = topics_.topic_id(b->tp.topic);
-      request.topic_data.push_back(std::move(topic));
-      it = request.topic_data.end() - 1;
+      topics.push_back(std::move(topic));
+      it = topics.end() - 1;
     }
     it->partition_data.push_back(ProducePartitionData{b->tp.partition, RecordsView{ByteView(b->bytes)}, {}});
-
-    PartitionState& p = state_for(b->tp);
-    observer_->on_batch_sent(b->tp, b->record_count, b->bytes.size(), /*retry=*/b->attempts > 0);
-    b->state = BatchState::kInFlight;
-    b->skip_backoff = false;
-    ++b->attempts;
-    b->sent_to_node = node;
-    b->sent_to_leader_epoch = p.leader_epoch();
-    p.batch_sent();
-    observer_->on_inflight_batches(b->tp, p.inflight_batches());
+    mark_sent(*partitions.at(b->tp), *b, node);
   }
-  auto req = std::make_shared<Request>();
-  req->node = node;
-  req->version = version;
-  req->sent_ms = now;
-  req->batches = std::move(batches);
-  observer_->on_produce_request(node);
-  upstream_.send_produce(node, request, version, [this, alive = alive_, req](std::int16_t sent, ProduceResult result) {
-    if (!*alive) return;
-    req->version = sent;
-    on_produce_result(req, std::move(result));
-    wake();
-  });
+  out.batches = std::move(batches);
+  return out;
 }
 
-std::int64_t IdempotentProducer::next_wakeup_ms() const {
-  const std::int64_t now = clock_.now_ms();
-  std::int64_t earliest = -1;
-  auto consider = [&](std::int64_t t) {
-    if (earliest < 0 || t < earliest) earliest = std::max(t, now);
-  };
-  if (accumulator_.has_deferred()) consider(now);
-  if (identity_.state() == IdentityState::kUninitialized) consider(identity_.retry_at_ms());
-  for (const auto& [tp, p] : partitions_) {
-    if (!p->queued_runs().empty()) {
-      consider(p->queued_runs().front()->enqueued_ms + config_.delivery_timeout_ms);
-    }
-    for (const auto& b : p->unacked()) consider(b->created_ms + config_.delivery_timeout_ms);
-    if (!identity_.ready() || p->leader_id() < 0 || p->draining()) continue;
-    // Only work that can go once its time comes: a held partition or a busy
-    // connection wakes us by an event instead (rule 6: no busy loop).
-    if (!upstream_.can_send_produce(p->leader_id())) continue;
-    if (BatchPtr head = p->retry_head()) {
-      consider(head->skip_backoff ? now : head->retry_at_ms);
-    } else if (!p->has_awaiting_retry() && !p->queued_runs().empty() &&
-               p->new_batch_hold(identity_.current()) == HoldReason::kNone) {
-      consider(accumulator_.linger_done(*p, now) ? now : p->queued_runs().front()->enqueued_ms + config_.linger_ms);
-    }
+void Sender::mark_sent(PartitionState& p, ProducerBatch& b, std::int32_t node) {
+  observer_.on_batch_sent(b.tp, b.record_count, b.bytes.size(), /*retry=*/b.attempts > 0);
+  b.state = BatchState::kInFlight;
+  b.skip_backoff = false;
+  ++b.attempts;
+  b.sent_to_node = node;
+  b.sent_to_leader_epoch = p.leader_epoch();
+  p.batch_sent();
+  observer_.on_inflight_batches(b.tp, p.inflight_batches());
+}
+
+std::int64_t Sender::next_send_ms(const PartitionState& p, std::int64_t now) const {
+  if (!identity_.ready() || p.leader_id() < 0 || p.draining()) return -1;
+  if (!upstream_.can_send_produce(p.leader_id())) return -1;
+  if (BatchPtr head = p.retry_head()) return head->skip_backoff ? now : head->retry_at_ms;
+  if (p.has_awaiting_retry() || p.queued_runs().empty() || p.new_batch_hold(identity_.current()) != HoldReason::kNone) {
+    return -1;
   }
-  return earliest;
+  return accumulator_.linger_done(p, now) ? now : p.queued_runs().front()->enqueued_ms + config_.linger_ms;
 }
 
 }  // namespace pp

@@ -1,0 +1,70 @@
+// What may go now (docs/design/PIPELINE.md C.4): per leader, round-robin over
+// its partitions with the retry-head rule, linger, the window and span
+// checks and the first-ack rule; batches are built and sequenced at first
+// send; a request per round per node while the connection takes one. The
+// producer hands each assembled request to the upstream and owns what comes
+// back (response_handler.cc).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "proxy/pipeline/accumulator.h"
+#include "proxy/pipeline/partition_state.h"
+#include "proxy/pipeline/pipeline_config.h"
+#include "proxy/pipeline/pipeline_observer.h"
+#include "proxy/pipeline/producer_identity.h"
+#include "proxy/pipeline/topic_table.h"
+#include "proxy/pipeline/upstream_port.h"
+
+namespace pp {
+
+using PartitionMap = std::unordered_map<TopicPartition, std::unique_ptr<PartitionState>, TopicPartitionHash>;
+
+// One Produce ready to go: at most one batch per partition, every batch
+// already marked in flight to `node`.
+struct OutgoingProduce {
+  std::int32_t node = -1;
+  std::int16_t version = 0;  // asked for; the upstream reports what it sent
+  ProduceRequest request;
+  std::vector<BatchPtr> batches;
+};
+
+class Sender {
+ public:
+  Sender(const PipelineConfig& config, UpstreamPort& upstream, Accumulator& accumulator,
+         const ProducerIdentity& identity, const TopicTable& topics, PipelineObserver& observer)
+      : config_(config),
+        upstream_(upstream),
+        accumulator_(accumulator),
+        identity_(identity),
+        topics_(topics),
+        observer_(observer) {}
+
+  // Calls `send` for every request that may go now. Partitions without a
+  // leader get their topics' metadata asked for.
+  void drain(PartitionMap& partitions, std::int64_t now, const std::function<void(OutgoingProduce)>& send);
+  // When `p` may next send, if only time stands in its way; -1 if an event
+  // must come first (a held partition or a busy connection: rule 6, no busy
+  // loop).
+  std::int64_t next_send_ms(const PartitionState& p, std::int64_t now) const;
+
+ private:
+  BatchPtr next_batch_for(PartitionState& p, std::int64_t now);
+  OutgoingProduce assemble(std::int32_t node, std::vector<BatchPtr> batches, PartitionMap& partitions);
+  void mark_sent(PartitionState& p, ProducerBatch& b, std::int32_t node);
+
+  const PipelineConfig& config_;
+  UpstreamPort& upstream_;
+  Accumulator& accumulator_;
+  const ProducerIdentity& identity_;
+  const TopicTable& topics_;
+  PipelineObserver& observer_;
+  std::map<std::int32_t, std::size_t> round_robin_;  // node -> next start index
+};
+
+}  // namespace pp
