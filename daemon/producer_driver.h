@@ -45,6 +45,11 @@ class ProducerDriver final : public TopicDirectory {
 
   IdempotentProducer& producer() { return producer_; }
   upstream::Upstream& upstream() { return upstream_; }
+  // SIGHUP: upstream requests and topic questions wait this long from now on.
+  void set_request_timeout_ms(std::int32_t ms) {
+    request_timeout_ms_ = ms;
+    upstream_.set_request_timeout_ms(static_cast<int>(ms));
+  }
   const Clock& clock() const { return clock_; }
 
   // TopicDirectory

@@ -40,6 +40,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   heartbeat_.start(0, kHeartbeatMs, [this] {
     health_.beat();
     sample_metrics();
+    exit_if_fatal();
   });
 
   upstream::UpstreamConfig upstream = to_upstream_config(settings_);
@@ -97,6 +98,23 @@ void ProxyRuntime::check_ready() {
   if (on_ready_) on_ready_();
 }
 
+// A fatal producer (CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION on
+// InitProducerId) can deliver nothing again in this process: every record
+// would fail while the probes said "fine". Exiting non-zero after answering
+// the clients makes it visible and hands the retry to systemd or Kubernetes
+// (Restart=on-failure, the pod's restart backoff), which also retries
+// InitProducerId once the operator has fixed the ACL or the cluster.
+void ProxyRuntime::exit_if_fatal() {
+  if (draining_ || !driver_ || driver_->producer().identity_state() != IdentityState::kFatal) return;
+  spdlog::critical("the upstream producer is fatal ({}): no record can be delivered; draining, then exiting 1 so the "
+                   "supervisor restarts the proxy",
+                   error_name(driver_->producer().fatal_error()));
+  health_.set_ready(false);
+  drain([this](int) {
+    if (on_failed_) on_failed_(1);
+  });
+}
+
 void ProxyRuntime::sample_metrics() {
   std::vector<BrokerSample> brokers;
   for (const auto& b : driver_ ? driver_->upstream().broker_status() : std::vector<upstream::BrokerStatus>{}) {
@@ -138,6 +156,10 @@ void ProxyRuntime::finish_drain(bool deadline) {
     driver_->producer().abort_all(ErrorCode::kRequestTimedOut);
     spdlog::error("drain deadline reached: {} bytes of accepted records were not delivered", lost_bytes);
     exit_code = 1;
+  } else if (driver_->producer().identity_state() == IdentityState::kFatal) {
+    spdlog::error("drained: the producer is fatal ({}); accepted records were failed, not delivered",
+                  error_name(driver_->producer().fatal_error()));
+    exit_code = 1;
   } else {
     spdlog::info("drained: every accepted record was delivered");
   }
@@ -149,6 +171,8 @@ void ProxyRuntime::finish_drain(bool deadline) {
 void ProxyRuntime::reload(const config::Settings& reloaded) {
   settings_ = reloaded;
   driver_->producer().apply_config(to_pipeline_config(settings_));
+  driver_->set_request_timeout_ms(static_cast<std::int32_t>(settings_.upstream.request_timeout_ms));
+  if (frontend_) frontend_->set_idle_timeout_ms(settings_.listener.idle_timeout_ms);
 }
 
 std::uint16_t ProxyRuntime::client_port() const { return frontend_ ? frontend_->port() : 0; }

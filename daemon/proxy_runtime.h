@@ -60,6 +60,7 @@ class ProxyRuntime {
 
  private:
   void check_ready();
+  void exit_if_fatal();
   void sample_metrics();
   void finish_drain(bool deadline);
 

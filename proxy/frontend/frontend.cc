@@ -43,11 +43,7 @@ std::expected<void, std::string> Frontend::start() {
     if (alive.lock()) defer([this] { resume(); });
   });
 
-  // Idle connections are found by a sweep rather than a timer per client: one
-  // timer however many clients, at a quarter of the timeout (at most 1 s late).
-  const auto period = static_cast<std::uint64_t>(std::clamp<std::int64_t>(config.idle_timeout_ms / 4, 10, 1000));
-  sweep_timer_ = net::Timer(loop_);
-  sweep_timer_.start(period, period, [this] { sweep(); });
+  start_sweep();
 
   frontend::log().info("listening for Kafka clients on {} (advertised as {}:{}), max {} connections",
                        net::HostPort{config.listen_address.host, port()}.to_string(), context_->advertised.host,
@@ -174,6 +170,20 @@ std::vector<std::shared_ptr<ClientSession>> Frontend::sessions_in_turn() {
     ++next_first_session_;
   }
   return out;
+}
+
+// Idle connections are found by a sweep rather than a timer per client: one
+// timer however many clients, at a quarter of the timeout (at most 1 s late).
+void Frontend::start_sweep() {
+  const auto period =
+      static_cast<std::uint64_t>(std::clamp<std::int64_t>(context_->config.idle_timeout_ms / 4, 10, 1000));
+  sweep_timer_ = net::Timer(loop_);
+  sweep_timer_.start(period, period, [this] { sweep(); });
+}
+
+void Frontend::set_idle_timeout_ms(std::int64_t ms) {
+  context_->config.idle_timeout_ms = ms;
+  if (!context_->stopped && listener_.port() != 0) start_sweep();
 }
 
 void Frontend::defer(std::function<void()> fn) {

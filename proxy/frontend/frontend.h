@@ -57,6 +57,9 @@ class Frontend {
   // the drain deadline.
   void stop();
 
+  // SIGHUP: connections idle this long close from the next sweep on.
+  void set_idle_timeout_ms(std::int64_t ms);
+
   std::uint16_t port() const;  // the bound port (listen on port 0 in tests)
   const FrontendCounters& counters() const;
   std::size_t open_connections() const { return sessions_.size(); }
@@ -69,6 +72,7 @@ class Frontend {
   void resume();
   void sweep();
   void defer(std::function<void()> fn);
+  void start_sweep();
   std::vector<std::shared_ptr<ClientSession>> sessions_in_turn();
 
   uv_loop_t* loop_;

@@ -101,6 +101,8 @@ class BrokerConnection {
   // Meaningful once ready; what the last negotiation settled until then.
   const NegotiatedVersions& versions() const { return versions_; }
   // Sent and awaiting an answer, plus held back by a throttle.
+  // SIGHUP: requests sent from now on get this deadline.
+  void set_request_timeout_ms(int ms) { options_.request_timeout_ms = ms; }
   int in_flight() const { return static_cast<int>(in_flight_.size() + held_.size()); }
   bool throttled() const;
   // Ready, Produce usable (v3+), under max_in_flight and not throttled.

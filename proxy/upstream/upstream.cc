@@ -188,6 +188,13 @@ void Upstream::learn_brokers(const std::vector<NodeEndpoint>& endpoints) {
   for (std::int32_t moved : brokers_.learn(endpoints)) retire(moved);
 }
 
+void Upstream::set_request_timeout_ms(int ms) {
+  config_.request_timeout_ms = ms;
+  for (auto& [id, c] : connections_) c->set_request_timeout_ms(ms);
+  for (auto& c : bootstrap_) c->set_request_timeout_ms(ms);
+  for (auto& c : retired_) c->set_request_timeout_ms(ms);
+}
+
 void Upstream::set_leaders_in_use(const std::set<std::int32_t>& nodes) {
   leaders_in_use_ = nodes;
   connect_to_leaders();

@@ -80,6 +80,8 @@ class Upstream final : public UpstreamPort {
   // have become able to take a Produce: it finished connecting and
   // negotiating, or a KIP-219 throttle ended. The pipeline's cue to drain.
   void set_node_ready_listener(NodeReadyListener listener) { on_node_ready_ = std::move(listener); }
+  // SIGHUP: every connection's later requests (and InitProducerId waits) use it.
+  void set_request_timeout_ms(int ms);
 
   // ---- UpstreamPort ----
   bool can_send_produce(std::int32_t node) override;

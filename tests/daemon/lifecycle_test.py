@@ -13,6 +13,7 @@ Every process is bounded in time and killed at the end; all on 127.0.0.1.
 import argparse
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -22,7 +23,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_support import Proxy, free_port, scrape  # noqa: E402
+from daemon_support import Proxy, free_port, http_request, scrape  # noqa: E402
 
 ARGS = None
 
@@ -180,6 +181,82 @@ class Lifecycle(unittest.TestCase):
             self.assertEqual(code, 1, proxy.text()[-2000:])
             self.assertIn("were not delivered", proxy.text())
             self.assertGreater(int(re.search(r"draining: (\d+) bytes buffered", proxy.text()).group(1)), 0)
+        finally:
+            proxy.stop(5)
+            cluster.stop()
+
+    def test_fatal_producer_fails_readiness_and_exits_one(self):
+        cluster = Cluster("--topic", "denied:1:5")
+        client, metrics = free_port(), free_port()
+        proxy = Proxy(ARGS.proxy, config(cluster.bootstrap, client, metrics))
+        try:
+            self.assertTrue(proxy.wait_ready(), proxy.text())
+            self.assertEqual(http_request(metrics, "/readyz")[0], 200)
+            from kafka import KafkaProducer
+            producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{client}", api_version=(0, 10), acks="all",
+                                     retries=0, max_block_ms=10000, request_timeout_ms=30000)
+            producer.send("denied", b"warm").get(timeout=20)
+            # The cluster revokes the proxy's rights: fatal for an idempotent producer.
+            self.assertEqual(cluster.command("error denied 0 CLUSTER_AUTHORIZATION_FAILED 1"), "ok")
+            with self.assertRaises(Exception):
+                producer.send("denied", b"refused").get(timeout=20)
+            producer.close(timeout=1)
+
+            def readyz():
+                try:
+                    return http_request(metrics, "/readyz", timeout=1)[0]
+                except OSError:
+                    return None  # gone: a failing probe as well
+            deadline = time.time() + 5
+            while time.time() < deadline and readyz() == 200:
+                time.sleep(0.05)
+            self.assertNotEqual(readyz(), 200, "a fatal producer must fail /readyz")
+            code = proxy.proc.wait(timeout=30)  # exits by itself, no signal
+            self.assertEqual(code, 1, proxy.text()[-2000:])
+            self.assertIn("the upstream producer is fatal (CLUSTER_AUTHORIZATION_FAILED)", proxy.text())
+            self.assertIn("drained: the producer is fatal", proxy.text())
+        finally:
+            proxy.stop(5)
+            cluster.stop()
+
+    def test_sighup_applies_the_timeouts_it_reports_as_applied(self):
+        cluster = Cluster("--topic", "slow:1:5")
+        client, metrics = free_port(), free_port()
+        text = config(cluster.bootstrap, client, metrics)
+        proxy = Proxy(ARGS.proxy, text)
+        try:
+            self.assertTrue(proxy.wait_ready(), proxy.text())
+            from kafka import KafkaProducer
+            producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{client}", api_version=(0, 10), acks="all",
+                                     retries=0, max_block_ms=10000, request_timeout_ms=60000)
+            producer.send("slow", b"warm").get(timeout=20)  # topic metadata known before the broker slows
+            idle = socket.create_connection(("127.0.0.1", client), timeout=20)
+            reloaded = text.replace('address = "127.0.0.1:%d"' % client,
+                                    'address = "127.0.0.1:%d"\nidle_timeout_ms = 1000' % client)
+            reloaded = reloaded.replace("request_timeout_ms = 10000", "request_timeout_ms = 500")
+            with open(proxy.config, "w") as f:
+                f.write(reloaded)
+            proxy.proc.send_signal(signal.SIGHUP)
+            deadline = time.time() + 10
+            while time.time() < deadline and "upstream.request_timeout_ms = 500" not in proxy.text():
+                time.sleep(0.05)
+            self.assertIn("SIGHUP: listener.idle_timeout_ms = 1000 (was 600000), applied", proxy.text())
+            self.assertIn("SIGHUP: upstream.request_timeout_ms = 500 (was 10000), applied", proxy.text())
+            # The connection opened before the reload is closed by the new idle timeout.
+            started = time.time()
+            self.assertEqual(idle.recv(1), b"", "an idle client must be closed")
+            self.assertLess(time.time() - started, 5)
+            # A broker slower than the new request timeout: the proxy's request times out at 500 ms.
+            self.assertEqual(cluster.command("rtt 3000"), "ok")
+            future = producer.send("slow", b"patient")
+            deadline = time.time() + 15
+            while time.time() < deadline and "timed out after 500 ms" not in proxy.text():
+                time.sleep(0.1)
+            self.assertIn("timed out after 500 ms", proxy.text())
+            self.assertEqual(cluster.command("rtt 0"), "ok")
+            future.get(timeout=50)  # retried upstream under the same sequence: delivered, once
+            producer.close(timeout=5)
+            self.assertEqual(consume(cluster.bootstrap, "slow").count("patient"), 1)
         finally:
             proxy.stop(5)
             cluster.stop()
