@@ -74,6 +74,9 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Rec
     if (wire.size() > record_batch_layout::kMagic && wire[record_batch_layout::kMagic] != kRecordBatchMagic) {
       return EntryError{ErrorCode::kInvalidRecord, "Produce v3+ carries only RecordBatch v2 (magic 2)"};
     }
+    // The batch object itself: a request of many empty 61-byte batches
+    // would otherwise cost memory the budget never sees.
+    if (!decoded.take(1, sizeof(RecordBatchView))) return over_budget(decoded);
     RecordBatchReadOptions read;
     read.max_decompressed_bytes = budget;
     read.budget = &decoded;
@@ -86,7 +89,6 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Rec
     }
     budget -= std::min(budget, decompressed_size(*batch));
     if (!decoded.take(batch->records().size(), sizeof(RunRecord))) return over_budget(decoded);
-    run.records.reserve(run.records.size() + batch->records().size());
     for (const RecordView& r : batch->records()) {
       RunRecord& out = run.records.emplace_back();
       out.timestamp_ms = h.timestamp_type() == TimestampType::kCreateTime ? batch->timestamp_of(r) : -1;

@@ -6,6 +6,7 @@
 
 #include "produce_test_support.h"
 #include "proxy/frontend/produce_conversion.h"
+#include "proxy/records/record_batch_builder.h"
 
 namespace pp {
 namespace {
@@ -46,7 +47,8 @@ TEST(ProduceMemory, AnAcceptedRunIsChargedForItsHeaderViewsOnce) {
   EXPECT_EQ(p.run.records[0].headers.size(), 1000u);
   // The run's records point at the decoded headers; nothing is copied, and
   // the run costs its wire bytes plus the views, once.
-  const std::size_t views = sizeof(RecordView) + 1000 * sizeof(RecordHeaderView) + sizeof(RunRecord);
+  const std::size_t views =
+      sizeof(RecordBatchView) + sizeof(RecordView) + 1000 * sizeof(RecordHeaderView) + sizeof(RunRecord);
   EXPECT_EQ(p.run.size_bytes, p.wire_bytes + views);
   EXPECT_EQ(converted.decoded_bytes, views);
 }
@@ -61,6 +63,21 @@ TEST(ProduceMemory, TheCapCoversEveryPartitionOfTheRequest) {
   EXPECT_EQ(converted.partitions[1].error, ErrorCode::kNone);
   EXPECT_EQ(converted.partitions[2].error, ErrorCode::kMessageTooLarge);
   EXPECT_LE(converted.decoded_bytes, options.max_decoded_bytes);
+}
+
+TEST(ProduceMemory, ManyEmptyBatchesAreChargedForTheirBatchObjects) {
+  // Kafka wants one batch per partition; the proxy takes several, so each
+  // decoded batch object counts even when it holds no record.
+  const Bytes empty = RecordBatchBuilder().build();
+  Bytes many;
+  for (int i = 0; i < 5000; ++i) many.insert(many.end(), empty.begin(), empty.end());
+  auto decoded = test::decoded_produce(7, 1, {{"orders", 0, many}});
+  ProduceConversionOptions options;
+  options.max_decoded_bytes = 5000 * sizeof(RecordBatchView) - 1;
+  auto converted = convert_produce_request(decoded.request, 7, decoded.frame, options);
+  EXPECT_EQ(converted.partitions[0].error, ErrorCode::kMessageTooLarge) << converted.partitions[0].error_message;
+  options.max_decoded_bytes = 5000 * sizeof(RecordBatchView);
+  EXPECT_EQ(convert_produce_request(decoded.request, 7, decoded.frame, options).partitions[0].error, ErrorCode::kNone);
 }
 
 TEST(ProduceMemory, LegacyMessageSetsCountToo) {
