@@ -60,13 +60,19 @@ def api_versions_v0(correlation_id):
     return frame(struct.pack(">hhi", API_VERSIONS, 0, correlation_id) + string16(b"probe"))
 
 
-def api_versions_v3_with_tags(correlation_id, tags):
-    """ApiVersions v3 whose request header v2 carries `tags` empty unknown
-    tagged fields in decreasing tag order (tags, tags-1, ..., 1): about 4
-    bytes each, and the order KIP-482 forbids."""
+def tag_section(tags, decreasing=True):
+    """A tagged-field section of `tags` empty unknown fields, in decreasing
+    tag order (tags, tags-1, ..., 1: the order KIP-482 forbids) or increasing
+    (1 ... tags); about 4 bytes each."""
     section = bytearray(uvarint(tags))
-    for tag in range(tags, 0, -1):
+    for tag in (range(tags, 0, -1) if decreasing else range(1, tags + 1)):
         section += uvarint(tag) + b"\x00"
+    return bytes(section)
+
+
+def api_versions_v3_with_tags(correlation_id, tags, decreasing=True):
+    """ApiVersions v3 whose request header v2 carries tag_section(tags)."""
+    section = tag_section(tags, decreasing)
     header = struct.pack(">hhi", API_VERSIONS, 3, correlation_id) + string16(b"hostile") + bytes(section)
     body = uvarint(2) + b"x" + uvarint(2) + b"1" + b"\x00"  # software name, version, no tags
     return frame(header + body)
