@@ -1,5 +1,7 @@
 #include "daemon/settings_mapping.h"
 
+#include <algorithm>
+
 namespace pp {
 
 upstream::UpstreamConfig to_upstream_config(const config::Settings& s) {
@@ -40,6 +42,8 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.max_connections = static_cast<std::size_t>(s.listener.max_connections);
   f.max_request_bytes = static_cast<std::size_t>(s.listener.max_request_bytes);
   f.idle_timeout_ms = s.listener.idle_timeout_ms;
+  f.max_decoded_bytes_per_request =
+      std::max(static_cast<std::size_t>(s.producer.buffer_memory_bytes), kMinDecodedBytesPerRequest);
   return f;
 }
 

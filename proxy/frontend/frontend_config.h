@@ -36,6 +36,19 @@ struct FrontendConfig {
   // all partitions together (a decompression bomb stops here, as
   // MESSAGE_TOO_LARGE for the partition that crossed it).
   std::size_t max_decompressed_bytes_per_request = 256 * 1048576;
+  // Cap on what one request decodes to in memory, all partitions together:
+  // decompressed bytes plus the record and header views made from them
+  // (ProduceConversionOptions::max_decoded_bytes). The wire size says little
+  // about it: an empty record header is 2 bytes on the wire and 40 in memory.
+  // The daemon sets it to producer.buffer_memory_bytes (a request is held,
+  // decoded, until delivered, so one request can never need more than the
+  // whole buffer), but at least kMinDecodedBytesPerRequest.
+  std::size_t max_decoded_bytes_per_request = 64 * 1048576;
 };
+
+// The floor of max_decoded_bytes_per_request, for small buffer budgets: a
+// 1 MiB request (the largest the Java producer and librdkafka send by default)
+// of the smallest RecordBatch v2 records (8 bytes) decodes to about 22 MiB.
+inline constexpr std::size_t kMinDecodedBytesPerRequest = 32 * 1048576;
 
 }  // namespace pp

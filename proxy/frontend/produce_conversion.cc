@@ -21,11 +21,13 @@ struct EntryError {
   std::string message;
 };
 
-EntryError from_decode_error(const DecodeError& e) {
+EntryError from_decode_error(const DecodeError& e, const DecodeBudget& decoded) {
   std::string message = "records: " + e.describe();
   switch (e.kind) {
     case DecodeErrorKind::kTooLarge:
       return {ErrorCode::kMessageTooLarge, std::move(message)};
+    case DecodeErrorKind::kOverBudget:
+      return {ErrorCode::kMessageTooLarge, message + " (" + std::to_string(decoded.cap()) + " bytes)"};
     case DecodeErrorKind::kUnsupported:
       if (e.field.find("compression") != std::string::npos) {
         return {ErrorCode::kUnsupportedCompressionType, std::move(message)};
@@ -49,13 +51,18 @@ std::size_t decompressed_size(const RecordBatchView& batch) {
   return n;
 }
 
+EntryError over_budget(const DecodeBudget& decoded) {
+  return {ErrorCode::kMessageTooLarge, "records: decoded size over the per-request memory cap (" +
+                                           std::to_string(decoded.cap()) + " bytes)"};
+}
+
 // Produce v3+: one or more RecordBatch v2 back to back. Kafka insists on
 // exactly one (ProduceRequest.validateRecords); several are taken here as one
 // run, in order, since nothing is lost by it.
 std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, RecordRun& run,
-                                          std::size_t& budget) {
+                                          std::size_t& budget, DecodeBudget& decoded) {
   auto split = split_record_batches(set);
-  if (!split) return from_decode_error(split.error());
+  if (!split) return from_decode_error(split.error(), decoded);
   if (split->has_partial()) {
     return EntryError{ErrorCode::kCorruptMessage,
                       "records: a batch is cut short at offset " + std::to_string(split->partial_offset)};
@@ -67,18 +74,21 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Rec
     if (wire.size() > record_batch_layout::kMagic && wire[record_batch_layout::kMagic] != kRecordBatchMagic) {
       return EntryError{ErrorCode::kInvalidRecord, "Produce v3+ carries only RecordBatch v2 (magic 2)"};
     }
+    // The batch object itself: a request of many empty 61-byte batches
+    // would otherwise cost memory the budget never sees.
+    if (!decoded.take(1, sizeof(RecordBatchView))) return over_budget(decoded);
     RecordBatchReadOptions read;
     read.max_decompressed_bytes = budget;
+    read.budget = &decoded;
     auto batch = decode_record_batch(wire, read);
-    if (!batch) return from_decode_error(batch.error());
+    if (!batch) return from_decode_error(batch.error(), decoded);
     const RecordBatchHeader& h = batch->header();
     if (h.is_transactional() || h.is_control()) {
       return EntryError{ErrorCode::kTransactionalIdAuthorizationFailed,
                         "produce-proxy does not run transactions (transactional or control batch)"};
     }
-    const std::size_t inflated = decompressed_size(*batch);
-    budget -= std::min(budget, inflated);
-    run.size_bytes += inflated;
+    budget -= std::min(budget, decompressed_size(*batch));
+    if (!decoded.take(batch->records().size(), sizeof(RunRecord))) return over_budget(decoded);
     for (const RecordView& r : batch->records()) {
       RunRecord& out = run.records.emplace_back();
       out.timestamp_ms = h.timestamp_type() == TimestampType::kCreateTime ? batch->timestamp_of(r) : -1;
@@ -93,13 +103,15 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Rec
 
 // Produce v0-2: a legacy MessageSet of magic 0/1 messages, wrappers unwrapped.
 std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage, RecordRun& run,
-                                              std::size_t& budget) {
+                                              std::size_t& budget, DecodeBudget& memory) {
   MessageSetReadOptions read;
   read.max_decompressed_bytes = budget;
   read.trailing_partial = TrailingPartial::kReject;
+  read.budget = &memory;
   auto decoded = decode_message_set(set, read);
-  if (!decoded) return from_decode_error(decoded.error());
+  if (!decoded) return from_decode_error(decoded.error(), memory);
   std::size_t inflated = 0;
+  if (!memory.take(decoded->records().size(), sizeof(RunRecord))) return over_budget(memory);
   run.records.reserve(decoded->records().size());
   for (const LegacyRecordView& r : decoded->records()) {
     RunRecord& out = run.records.emplace_back();
@@ -113,7 +125,6 @@ std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage,
     }
   }
   budget -= std::min(budget, inflated);
-  run.size_bytes += inflated;
   storage.message_set.emplace(std::move(*decoded));
   return std::nullopt;
 }
@@ -135,6 +146,7 @@ ProduceConversion convert_produce_request(const ProduceRequest& request, std::in
                                           const ProduceConversionOptions& options) {
   ProduceConversion out;
   std::size_t budget = options.max_decompressed_bytes;
+  DecodeBudget decoded(options.max_decoded_bytes);
   for (const ProduceTopicData& topic : request.topic_data) {
     for (const ProducePartitionData& partition : topic.partition_data) {
       PartitionProduce& entry = out.partitions.emplace_back();
@@ -152,11 +164,12 @@ ProduceConversion convert_produce_request(const ProduceRequest& request, std::in
       }
       auto storage = std::make_shared<RunStorage>();
       storage->frame = frame;
+      const std::size_t decoded_before = decoded.used();
       if (!error) {
         if (version >= 3) {
-          error = convert_batches(set, *storage, entry.run, budget);
+          error = convert_batches(set, *storage, entry.run, budget, decoded);
         } else if (!set.empty()) {
-          error = convert_message_set(set, *storage, entry.run, budget);
+          error = convert_message_set(set, *storage, entry.run, budget, decoded);
         }
       }
       if (error) {
@@ -165,14 +178,16 @@ ProduceConversion convert_produce_request(const ProduceRequest& request, std::in
         entry.run = RecordRun{};
         continue;
       }
-      // What the run holds in memory: the client's bytes it keeps alive, what
-      // was decompressed (added above), and the per-record views.
-      entry.run.size_bytes += set.size() + entry.run.records.size() * sizeof(RunRecord);
+      // What the run holds in memory: the client's bytes it keeps alive and
+      // all that was decoded for it (decompressed bytes, record and header
+      // views, the run's records).
+      entry.run.size_bytes = set.size() + (decoded.used() - decoded_before);
       entry.run.storage = std::move(storage);
       out.records += entry.run.records.size();
       out.wire_bytes += set.size();
     }
   }
+  out.decoded_bytes = decoded.used();
   return out;
 }
 

@@ -23,6 +23,12 @@ namespace pp {
 struct ProduceConversionOptions {
   // All compressed sets of one request together may decompress to this much.
   std::size_t max_decompressed_bytes = 256 * 1048576;
+  // Everything one request decodes to in memory, all partitions together:
+  // decompressed bytes, the record and header views, the runs' records
+  // (proxy/records/decode_budget.h). The entry that would cross it is refused
+  // with MESSAGE_TOO_LARGE before the memory is taken; what a refused entry
+  // had decoded by then stays charged.
+  std::size_t max_decoded_bytes = 64 * 1048576;
 };
 
 // One (topic, partition) entry of the request.
@@ -42,6 +48,7 @@ struct ProduceConversion {
   std::vector<PartitionProduce> partitions;  // request order
   std::size_t records = 0;                   // in entries without an error
   std::size_t wire_bytes = 0;                // of entries without an error
+  std::size_t decoded_bytes = 0;             // of the whole request, charged to max_decoded_bytes
 };
 
 // `frame` holds the bytes the request's RecordsViews point into; every run
@@ -58,7 +65,13 @@ struct ProduceConversion {
 //   v0-2 magic 0/1 only; ProduceRequest.validateRecords), a v3+ entry
 //   without a batch: INVALID_RECORD.
 // - an unknown codec: UNSUPPORTED_COMPRESSION_TYPE.
-// - over the decompression cap: MESSAGE_TOO_LARGE.
+// - over the decompression cap, or decoding to more memory than
+//   max_decoded_bytes: MESSAGE_TOO_LARGE. It is what a broker answers a batch
+//   over its size limit; the Java producer then splits the batch and retries
+//   the halves (Sender.completeBatch), which is right for a request that is
+//   only too big, and gives up on a single record. CORRUPT_MESSAGE would be
+//   retried as it is, for ever; INVALID_RECORD says the record is malformed,
+//   and 3,000,000 empty headers are legal Kafka.
 // Idempotent batches (producer id >= 0, not transactional) are taken as plain
 // records: the proxy's own producer id replaces the client's upstream.
 ProduceConversion convert_produce_request(const ProduceRequest& request, std::int16_t version,

@@ -103,6 +103,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   acks = request.acks;
   ProduceConversionOptions options;
   options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
+  options.max_decoded_bytes = ctx.config.max_decoded_bytes_per_request;
   ProduceConversion converted;
   if (valid_acks(acks)) converted = convert_produce_request(request, version, std::move(frame), options);
   for (const PartitionProduce& p : converted.partitions) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,9 @@ struct RunRecord {
   std::int64_t timestamp_ms = -1;  // CreateTime; the front end fills v0's (decision 7)
   std::optional<ByteView> key;
   std::optional<ByteView> value;
-  std::vector<RecordHeaderView> headers;
+  // Into the decoded batch the run's storage keeps, as key and value point
+  // into its bytes: a record's headers are decoded once, never copied.
+  std::span<const RecordHeaderView> headers;
 };
 
 struct RecordRun {

@@ -13,6 +13,9 @@ std::string_view to_string(DecodeErrorKind kind) {
     case DecodeErrorKind::kUnsupported: return "unsupported";
     case DecodeErrorKind::kTooLarge: return "over the configured size limit";
     case DecodeErrorKind::kTrailingBytes: return "unexpected trailing bytes";
+    case DecodeErrorKind::kOutOfOrder: return "tags not in strictly increasing order";
+    case DecodeErrorKind::kTooMany: return "more entries than the decoder accepts";
+    case DecodeErrorKind::kOverBudget: return "decoded size over the per-request memory cap";
   }
   return "unknown";
 }

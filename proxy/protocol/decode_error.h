@@ -19,6 +19,9 @@ enum class DecodeErrorKind : std::uint8_t {
   kUnsupported,      // a version, magic or codec we do not speak
   kTooLarge,         // over a configured bound (frame size, decompressed size)
   kTrailingBytes,    // bytes left where the format says the structure ends
+  kOutOfOrder,       // tagged-field tags not strictly increasing (KIP-482)
+  kTooMany,          // more entries than the decoder accepts (unknown tagged fields)
+  kOverBudget,       // what it decodes to in memory is over the per-request cap
 };
 
 std::string_view to_string(DecodeErrorKind kind);

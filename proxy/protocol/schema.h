@@ -128,4 +128,5 @@ constexpr bool kWideLength = !std::is_same_v<T, std::string>;
 }  // namespace pp
 
 // How the descriptions become bytes and back.
+#include "proxy/protocol/schema_sizes.h"
 #include "proxy/protocol/schema_codec.h"

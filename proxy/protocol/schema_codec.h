@@ -11,52 +11,22 @@
 #include <vector>
 
 #include "proxy/protocol/schema.h"
+#include "proxy/protocol/schema_sizes.h"
 
 namespace pp {
+
+// At most this many unknown tagged fields in one tagged-field section; more is
+// a decode error (kTooMany). Kafka's schemas give a struct a handful of tags
+// (ApiVersionsResponse has the most today, 4), and a peer some releases newer
+// than us adds a few more; 64 is ten times what any real writer sends. Unknown
+// payloads are copied (so a round trip keeps them), and without a cap a
+// section of 200,000 empty tags is 200,000 allocations for 800 KB of input.
+inline constexpr std::size_t kMaxUnknownTaggedFields = 64;
 
 template <class T>
 void encode_value(WireWriter& w, const T& v, bool nullable, SchemaContext c);
 template <class T>
 Decoded<void> decode_value(WireReader& r, T& out, bool nullable, SchemaContext c);
-
-// The fewest bytes a value of T can take at context c. Array counts are
-// checked against it, so a hostile count cannot make the decoder allocate
-// more than a small multiple of the bytes the peer actually sent.
-template <class T>
-constexpr std::size_t min_wire_size(SchemaContext c) {
-  using namespace schema_detail;
-  if constexpr (IsOptional<T>::value) {
-    // The smaller of the inner value and a null, which is a length prefix of
-    // the inner type's width: a nullable string's null is an int16 (2 bytes),
-    // so a count of 1-byte names must not be judged by 4 bytes each.
-    using Inner = typename T::value_type;
-    const std::size_t null_size = c.flexible ? 1 : (kWideLength<Inner> ? 4 : 2);
-    return std::min(min_wire_size<Inner>(c), null_size);
-  } else if constexpr (std::is_same_v<T, RecordsView> || std::is_same_v<T, Bytes> || IsVector<T>::value) {
-    return c.flexible ? 1 : 4;
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    return c.flexible ? 1 : 2;
-  } else if constexpr (std::is_same_v<T, Uuid>) {
-    return 16;
-  } else if constexpr (std::is_enum_v<T>) {
-    return sizeof(std::underlying_type_t<T>);
-  } else if constexpr (Strong<T>) {
-    return sizeof(typename T::rep_type);
-  } else if constexpr (Described<T>) {
-    std::size_t total = c.flexible ? 1 : 0;
-    std::apply(
-        [&](const auto&... f) {
-          ((total += (f.versions.contains(c.version) && !f.is_tagged_in(c.version))
-                         ? min_wire_size<std::remove_cvref_t<decltype(std::declval<T>().*(f.member))>>(c)
-                         : 0),
-           ...);
-        },
-        T::fields());
-    return total;
-  } else {
-    return sizeof(T);
-  }
-}
 
 template <schema_detail::Described T>
 void encode_struct(WireWriter& w, const T& v, SchemaContext c);
@@ -290,6 +260,78 @@ void encode_struct(WireWriter& w, const T& v, SchemaContext c) {
   }
 }
 
+namespace schema_detail {
+
+// Decodes one tagged field's payload into the known member with that tag at
+// c; false when T has no such tagged field (the tag is unknown to us).
+template <Described T>
+Decoded<bool> decode_known_tag(T& out, std::uint32_t tag, ByteView payload, std::size_t at, SchemaContext c) {
+  bool known = false;
+  std::optional<DecodeError> err;
+  std::apply(
+      [&](const auto&... f) {
+        (([&] {
+           if (known || f.tag != static_cast<std::int32_t>(tag) || !f.versions.contains(c.version) ||
+               !f.is_tagged_in(c.version)) {
+             return;
+           }
+           known = true;
+           WireReader sub(payload, at);
+           auto res = decode_value(sub, out.*(f.member), f.nullable.contains(c.version), c);
+           if (!res) {
+             err = std::move(res.error().within(f.name));
+           } else if (!sub.empty()) {
+             err = DecodeError{DecodeErrorKind::kTrailingBytes, sub.offset(), std::string(f.name)};
+           }
+         }()),
+         ...);
+      },
+      T::fields());
+  if (err) return std::unexpected(std::move(*err));
+  return known;
+}
+
+inline std::unexpected<DecodeError> tagged_fields_error(DecodeErrorKind kind, std::size_t at) {
+  return std::unexpected(DecodeError{kind, at, "_tagged_fields"});
+}
+
+// A struct's TAGGED_FIELDS section (KIP-482): a count, then (tag, size,
+// payload) in strictly increasing tag order, as KIP-482 has writers send them.
+// Kafka's Java readers do not check the order; we do, because with it a
+// section decodes in one pass, unknown fields are appended already sorted
+// (the order encode_struct writes) and a repeated tag cannot overwrite a known
+// field. Linear in the section's bytes; unknown fields capped per section.
+template <Described T>
+Decoded<void> decode_tagged_fields(WireReader& r, T& out, SchemaContext c) {
+  auto count = r.read_uvarint();
+  if (!count) return std::unexpected(count.error().within("_tagged_fields"));
+  if (*count > r.remaining()) return r.fail(DecodeErrorKind::kLengthTooLarge);
+  std::int64_t previous = -1;
+  std::size_t unknown = 0;
+  for (std::uint32_t i = 0; i < *count; ++i) {
+    const std::size_t tag_at = r.offset();
+    auto tag = r.read_uvarint();
+    if (!tag) return std::unexpected(tag.error().within("_tagged_fields"));
+    if (static_cast<std::int64_t>(*tag) <= previous) return tagged_fields_error(DecodeErrorKind::kOutOfOrder, tag_at);
+    previous = *tag;
+    auto size = r.read_uvarint();
+    if (!size) return std::unexpected(size.error().within("_tagged_fields"));
+    const std::size_t at = r.offset();
+    auto payload = r.read_span(*size);
+    if (!payload) return std::unexpected(payload.error().within("_tagged_fields"));
+    auto known = decode_known_tag(out, *tag, *payload, at, c);
+    if (!known) return std::unexpected(std::move(known).error());
+    if (*known) continue;
+    if (++unknown > kMaxUnknownTaggedFields) return tagged_fields_error(DecodeErrorKind::kTooMany, tag_at);
+    if constexpr (HasUnknownTags<T>) {
+      out.unknown_tags.push_back(RawTaggedField{*tag, Bytes(payload->begin(), payload->end())});
+    }
+  }
+  return {};
+}
+
+}  // namespace schema_detail
+
 template <schema_detail::Described T>
 Decoded<void> decode_struct(WireReader& r, T& out, SchemaContext c) {
   constexpr auto fields = T::fields();
@@ -306,50 +348,7 @@ Decoded<void> decode_struct(WireReader& r, T& out, SchemaContext c) {
       fields);
   if (err) return std::unexpected(std::move(*err));
   if (!c.flexible) return {};
-
-  auto count = r.read_uvarint();
-  if (!count) return std::unexpected(count.error().within("_tagged_fields"));
-  if (*count > r.remaining()) return r.fail(DecodeErrorKind::kLengthTooLarge);
-  for (std::uint32_t i = 0; i < *count; ++i) {
-    auto tag = r.read_uvarint();
-    if (!tag) return std::unexpected(tag.error().within("_tagged_fields"));
-    auto size = r.read_uvarint();
-    if (!size) return std::unexpected(size.error().within("_tagged_fields"));
-    const std::size_t at = r.offset();
-    auto payload = r.read_span(*size);
-    if (!payload) return std::unexpected(payload.error().within("_tagged_fields"));
-    bool known = false;
-    std::apply(
-        [&](const auto&... f) {
-          (([&] {
-             if (err || known || f.tag != static_cast<std::int32_t>(*tag) ||
-                 !f.versions.contains(c.version) || !f.is_tagged_in(c.version)) {
-               return;
-             }
-             known = true;
-             WireReader sub(*payload, at);
-             auto res = decode_value(sub, out.*(f.member), f.nullable.contains(c.version), c);
-             if (!res) {
-               err = std::move(res.error().within(f.name));
-             } else if (!sub.empty()) {
-               err = DecodeError{DecodeErrorKind::kTrailingBytes, sub.offset(), std::string(f.name)};
-             }
-           }()),
-           ...);
-        },
-        fields);
-    if (err) return std::unexpected(std::move(*err));
-    if (!known) {
-      if constexpr (schema_detail::HasUnknownTags<T>) {
-        // Kept in tag order (stable for repeats), the order encode_struct writes.
-        auto at_tag = std::upper_bound(
-            out.unknown_tags.begin(), out.unknown_tags.end(), *tag,
-            [](std::uint32_t t, const RawTaggedField& f) { return t < f.tag; });
-        out.unknown_tags.insert(at_tag, RawTaggedField{*tag, Bytes(payload->begin(), payload->end())});
-      }
-    }
-  }
-  return {};
+  return schema_detail::decode_tagged_fields(r, out, c);
 }
 
 // ---- whole message bodies ----

@@ -73,10 +73,14 @@ Decoded<Message> parse_message(std::int64_t offset, ByteView message, std::size_
   return m;
 }
 
+// What one message costs in memory while decoding: its Message here and the
+// LegacyRecordView it becomes (a wrapper's inner messages are charged again).
+constexpr std::size_t kMessageMemory = sizeof(Message) + sizeof(LegacyRecordView);
+
 // Splits `data` into messages. Returns the offset of a trailing partial entry
 // in `partial_at` instead of failing when `allow_partial`.
-Decoded<void> parse_entries(ByteView data, std::size_t base, bool allow_partial,
-                            std::vector<Message>& out, std::optional<std::size_t>& partial_at) {
+Decoded<void> parse_entries(ByteView data, std::size_t base, bool allow_partial, std::vector<Message>& out,
+                            std::optional<std::size_t>& partial_at, DecodeBudget* budget) {
   WireReader r(data, base);
   while (!r.empty()) {
     const std::size_t at = r.offset();
@@ -108,6 +112,7 @@ Decoded<void> parse_entries(ByteView data, std::size_t base, bool allow_partial,
       return std::unexpected(std::move(e));
     }
     parsed->at = at;
+    if (budget && !budget->take(kMessageMemory)) return fail_at(DecodeErrorKind::kOverBudget, at, index());
     out.push_back(*parsed);
   }
   return {};
@@ -124,7 +129,7 @@ class MessageSetDecoder {
   Decoded<MessageSetView> run(ByteView set) {
     std::vector<Message> messages;
     const bool allow_partial = options_.trailing_partial == TrailingPartial::kIgnore;
-    if (auto ok = parse_entries(set, 0, allow_partial, messages, view_.partial_offset_); !ok) {
+    if (auto ok = parse_entries(set, 0, allow_partial, messages, view_.partial_offset_, options_.budget); !ok) {
       DecodeError e = ok.error();
       e.within("messages");
       return std::unexpected(std::move(e));
@@ -168,23 +173,34 @@ class MessageSetDecoder {
     return unwrap(m, static_cast<CompressionCodec>(codec_id));
   }
 
-  Decoded<void> unwrap(const Message& wrapper, CompressionCodec codec) {
-    if (!wrapper.value) return fail_at(DecodeErrorKind::kInvalidValue, wrapper.value_at, "value");
+  // Decompresses a wrapper's value into a buffer the view keeps. The smaller
+  // cap bounds the inflation; hitting the memory budget's is kOverBudget.
+  Decoded<ByteView> inflate(const Message& wrapper, CompressionCodec codec) {
     const Lz4Framing framing = wrapper.magic == 0 ? Lz4Framing::kKafkaLegacy : Lz4Framing::kStandard;
-    auto plain_bytes = decompress(codec, *wrapper.value, budget_, framing);
+    const bool budget_limits = options_.budget && options_.budget->left() < budget_;
+    auto plain_bytes = decompress(codec, *wrapper.value, budget_limits ? options_.budget->left() : budget_, framing);
     if (!plain_bytes) {
       DecodeError e = std::move(plain_bytes).error();
+      if (budget_limits && e.kind == DecodeErrorKind::kTooLarge) e.kind = DecodeErrorKind::kOverBudget;
       e.offset += wrapper.value_at + 4;
       e.within("value");
       return std::unexpected(std::move(e));
     }
     budget_ -= plain_bytes->size();
+    if (options_.budget) (void)options_.budget->take(plain_bytes->size());  // fits: it was the cap
     view_.decompressed_.push_back(std::move(*plain_bytes));
-    const ByteView inner_bytes = view_.decompressed_.back();
+    return ByteView(view_.decompressed_.back());
+  }
+
+  Decoded<void> unwrap(const Message& wrapper, CompressionCodec codec) {
+    if (!wrapper.value) return fail_at(DecodeErrorKind::kInvalidValue, wrapper.value_at, "value");
+    auto inflated = inflate(wrapper, codec);
+    if (!inflated) return std::unexpected(std::move(inflated).error());
+    const ByteView inner_bytes = *inflated;
 
     std::vector<Message> inner;
     std::optional<std::size_t> unused;
-    if (auto ok = parse_entries(inner_bytes, 0, /*allow_partial=*/false, inner, unused); !ok) {
+    if (auto ok = parse_entries(inner_bytes, 0, /*allow_partial=*/false, inner, unused, options_.budget); !ok) {
       DecodeError e = ok.error();
       e.within("decompressed");
       return std::unexpected(std::move(e));

@@ -13,6 +13,7 @@
 #include "proxy/base/bytes.h"
 #include "proxy/protocol/wire_reader.h"
 #include "proxy/records/compression.h"
+#include "proxy/records/decode_budget.h"
 #include "proxy/records/record.h"
 
 namespace pp {
@@ -67,6 +68,9 @@ struct MessageSetReadOptions {
   // Cap on all wrappers' decompressed bytes together; over it is kTooLarge.
   std::size_t max_decompressed_bytes = 64 * 1024 * 1024;
   TrailingPartial trailing_partial = TrailingPartial::kReject;
+  // When set, decompressed bytes and every message's in-memory form are
+  // charged here before they are allocated; over it is kOverBudget.
+  DecodeBudget* budget = nullptr;
 };
 
 // A decoded set. Views point into the wire bytes or into this object's

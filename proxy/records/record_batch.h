@@ -11,6 +11,7 @@
 #include "proxy/base/bytes.h"
 #include "proxy/protocol/wire_reader.h"
 #include "proxy/records/compression.h"
+#include "proxy/records/decode_budget.h"
 #include "proxy/records/record.h"
 
 namespace pp {
@@ -89,6 +90,9 @@ struct RecordBatchReadOptions {
   // Cap on the decompressed records section; over it is kTooLarge.
   std::size_t max_decompressed_bytes = 64 * 1024 * 1024;
   bool verify_crc = true;
+  // When set, the decompressed bytes, the RecordViews and their headers are
+  // charged here before they are allocated; over it is kOverBudget.
+  DecodeBudget* budget = nullptr;
 };
 
 // A decoded batch. Key, value and header views point into the wire bytes (an

@@ -41,13 +41,20 @@ Decoded<std::optional<ByteView>> read_nullable_bytes(WireReader& r, std::string_
   return std::optional<ByteView>{*bytes};
 }
 
-Decoded<void> read_headers(WireReader& r, RecordView& record) {
+// Charges n items of `each` bytes to the budget, if there is one.
+bool charge(DecodeBudget* budget, std::size_t n, std::size_t each) { return !budget || budget->take(n, each); }
+
+Decoded<void> read_headers(WireReader& r, RecordView& record, DecodeBudget* budget) {
   const std::size_t at = r.offset();
   auto count = r.read_varint();
   if (!count) return named(std::move(count), "header_count");
   if (*count < 0) return fail_at(DecodeErrorKind::kNegativeLength, at, "header_count");
   if (static_cast<std::size_t>(*count) > r.remaining() / kMinHeaderSize) {
     return fail_at(DecodeErrorKind::kLengthTooLarge, at, "header_count");
+  }
+  // 2 bytes on the wire, 40 in memory: charged before the reserve.
+  if (!charge(budget, static_cast<std::size_t>(*count), sizeof(RecordHeaderView))) {
+    return fail_at(DecodeErrorKind::kOverBudget, at, "header_count");
   }
   record.headers.reserve(static_cast<std::size_t>(*count));
   for (std::int32_t i = 0; i < *count; ++i) {
@@ -69,7 +76,7 @@ Decoded<void> read_headers(WireReader& r, RecordView& record) {
 }
 
 // One DefaultRecord at the cursor of `section`.
-Decoded<RecordView> read_record(WireReader& section) {
+Decoded<RecordView> read_record(WireReader& section, DecodeBudget* budget) {
   const std::size_t at = section.offset();
   auto length = section.read_varint();
   if (!length) return named(std::move(length), "length");
@@ -95,7 +102,7 @@ Decoded<RecordView> read_record(WireReader& section) {
   auto value = read_nullable_bytes(r, "value");
   if (!value) return std::unexpected(std::move(value).error());
   record.value = *value;
-  if (auto headers = read_headers(r, record); !headers) return std::unexpected(headers.error());
+  if (auto headers = read_headers(r, record, budget); !headers) return std::unexpected(headers.error());
   // The fields must fill Length exactly ("Invalid record size: expected to read
   // N bytes in record payload").
   if (!r.empty()) return fail_at(DecodeErrorKind::kTrailingBytes, r.offset(), "length");
@@ -103,15 +110,18 @@ Decoded<RecordView> read_record(WireReader& section) {
 }
 
 Decoded<void> read_records(ByteView section, std::size_t base, std::int32_t count,
-                           std::string_view field, std::vector<RecordView>& out) {
+                           std::string_view field, std::vector<RecordView>& out, DecodeBudget* budget) {
   // Check the declared count against the bytes present before reserving.
   if (static_cast<std::size_t>(count) > section.size() / kMinRecordSize) {
     return fail_at(DecodeErrorKind::kLengthTooLarge, layout::kRecordsCount, "records_count");
   }
+  if (!charge(budget, static_cast<std::size_t>(count), sizeof(RecordView))) {
+    return fail_at(DecodeErrorKind::kOverBudget, layout::kRecordsCount, "records_count");
+  }
   out.reserve(static_cast<std::size_t>(count));
   WireReader r(section, base);
   for (std::int32_t i = 0; i < count; ++i) {
-    auto record = read_record(r);
+    auto record = read_record(r, budget);
     if (!record) {
       DecodeError e = std::move(record).error();
       e.within("[" + std::to_string(i) + "]").within(field);
@@ -176,22 +186,28 @@ Decoded<RecordBatchView> decode_record_batch(ByteView batch, const RecordBatchRe
   view.wire_ = batch;
   const ByteView section = batch.subspan(layout::kRecords);
   if (*codec == CompressionCodec::kNone) {
-    if (auto ok = read_records(section, layout::kRecords, header->records_count, "records", view.records_);
+    if (auto ok = read_records(section, layout::kRecords, header->records_count, "records", view.records_,
+                               options.budget);
         !ok) {
       return std::unexpected(ok.error());
     }
     return view;
   }
-  auto plain = decompress(*codec, section, options.max_decompressed_bytes);
+  // The smaller of the two caps bounds the inflation itself; hitting the
+  // budget's is reported as kOverBudget.
+  const bool budget_limits = options.budget && options.budget->left() < options.max_decompressed_bytes;
+  auto plain = decompress(*codec, section, budget_limits ? options.budget->left() : options.max_decompressed_bytes);
   if (!plain) {
     DecodeError e = std::move(plain).error();
+    if (budget_limits && e.kind == DecodeErrorKind::kTooLarge) e.kind = DecodeErrorKind::kOverBudget;
     e.offset += layout::kRecords;
     e.within("records");
     return std::unexpected(std::move(e));
   }
+  (void)charge(options.budget, plain->size(), 1);  // fits: it was the cap
   view.decompressed_ = std::move(*plain);
   if (auto ok = read_records(view.decompressed_, 0, header->records_count, "decompressed_records",
-                             view.records_);
+                             view.records_, options.budget);
       !ok) {
     return std::unexpected(ok.error());
   }

@@ -21,7 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pp::MessageSetReadOptions options;
     options.max_decompressed_bytes = 1 << 20;
     options.trailing_partial = partial;
+    pp::DecodeBudget budget(1 << 20);  // as the front end charges decoded messages
+    options.budget = &budget;
     auto set = pp::decode_message_set(input, options);
+    if (budget.used() > budget.cap()) __builtin_trap();
     if (!set) {
       if (set.error().field.empty()) __builtin_trap();
       continue;

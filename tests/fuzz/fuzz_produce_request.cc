@@ -30,6 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   pp::ProduceConversionOptions options;
   options.max_decompressed_bytes = 4 * 1024 * 1024;
+  options.max_decoded_bytes = 1024 * 1024;
   pp::ProduceConversion converted = pp::convert_produce_request(*request, version, frame, options);
   // Only the runs may keep the bytes alive from here on.
   *request = pp::ProduceRequest{};
@@ -51,6 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (records != converted.records) __builtin_trap();
+  if (converted.decoded_bytes > options.max_decoded_bytes) __builtin_trap();
   g_checksum = sum;
   return 0;
 }

@@ -1,6 +1,7 @@
 // RecordBatch v2 from a peer (a Produce v3+ client, a Fetch response): the
-// splitter and the decoder must bound, reject and never crash; whatever
-// decodes must rebuild to a batch that decodes to the same records.
+// splitter and the decoder must bound, reject and never crash, under a decode
+// budget as the front end uses one; whatever decodes must rebuild to a batch
+// that decodes to the same records.
 #include <cstdint>
 #include <vector>
 
@@ -19,7 +20,10 @@ bool same(std::optional<pp::ByteView> a, std::optional<pp::ByteView> b) {
 void check_batch(pp::ByteView wire) {
   pp::RecordBatchReadOptions options;
   options.max_decompressed_bytes = kCap;
+  pp::DecodeBudget budget(kCap);  // as the front end charges decoded views
+  options.budget = &budget;
   auto batch = pp::decode_record_batch(wire, options);
+  if (budget.used() > budget.cap()) __builtin_trap();
   if (!batch) {
     if (batch.error().field.empty()) __builtin_trap();
     return;

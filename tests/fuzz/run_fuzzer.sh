@@ -2,7 +2,8 @@
 # Runs one libFuzzer target briefly, seeded from the golden vectors.
 # usage: run_fuzzer.sh FUZZER_BINARY SECONDS SEED_GLOB_DIR...
 # Seeds: every tests/golden/**/*.hex converted to binary (the fuzzers that want
-# a prefix, like fuzz_response, still profit: libFuzzer mutates from there).
+# a prefix, like fuzz_response, still profit: libFuzzer mutates from there),
+# and this target's own hostile cases in tests/fuzz/seeds/<target>/ (issue 14).
 # Crashes are kept in tests/fuzz/regressions/<target>/ and replayed first.
 set -euo pipefail
 binary=$1; seconds=$2; shift 2
@@ -12,7 +13,7 @@ start=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
-for dir in "$@"; do
+for dir in "$@" "$here/seeds/$name"; do
   [ -d "$dir" ] || continue
   find "$dir" -name '*.hex' -print0 | python3 -c '
 import hashlib, os, sys
