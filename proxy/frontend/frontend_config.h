@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "proxy/frontend/client_producers.h"
 #include "proxy/net/tcp.h"
 
 namespace pp {
@@ -36,6 +37,12 @@ struct FrontendConfig {
   // all partitions together (a decompression bomb stops here, as
   // MESSAGE_TOO_LARGE for the partition that crossed it).
   std::size_t max_decompressed_bytes_per_request = 256 * 1048576;
+
+  // listener.max_client_producers, client_producer_idle_ms,
+  // client_batches_to_retain: the idempotent clients' state (ClientProducers).
+  // A first_producer_id below 0 means a random start, so ids handed out
+  // before a restart are unlikely to be handed out again after it.
+  ClientProducersConfig client_producers{10000, 86400000, 5, -1};
 };
 
 }  // namespace pp

@@ -2,6 +2,7 @@
 
 #include "proxy/frontend/api_versions_answer.h"
 #include "proxy/frontend/client_session.h"
+#include "proxy/frontend/init_producer_id_handler.h"
 #include "proxy/frontend/log.h"
 #include "proxy/frontend/metadata_handler.h"
 #include "proxy/frontend/produce_handler.h"
@@ -70,6 +71,9 @@ void dispatch_request(ClientSession& session, std::shared_ptr<const Bytes> frame
       return;
     case ApiKey::kProduce:
       handle_produce(session, h, std::move(frame), r);
+      return;
+    case ApiKey::kInitProducerId:
+      handle_init_producer_id(session, h, r);
       return;
     default:
       answer_unserved(session, h);
