@@ -40,6 +40,9 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.max_connections = static_cast<std::size_t>(s.listener.max_connections);
   f.max_request_bytes = static_cast<std::size_t>(s.listener.max_request_bytes);
   f.idle_timeout_ms = s.listener.idle_timeout_ms;
+  f.client_producers.max_producers = static_cast<std::size_t>(s.listener.max_client_producers);
+  f.client_producers.idle_timeout_ms = s.listener.client_producer_idle_ms;
+  f.client_producers.batches_to_retain = static_cast<std::size_t>(s.listener.client_batches_to_retain);
   return f;
 }
 

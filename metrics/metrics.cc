@@ -50,6 +50,8 @@ Metrics::Metrics(const MetricsConfig& config, std::string_view version)
       received_bytes_(families_.received_bytes_total.Add({})),
       buffered_bytes_(families_.buffered_bytes.Add({})),
       backpressure_(families_.backpressure_active.Add({})),
+      duplicates_acked_(families_.client_duplicates_total.Add({{"outcome", "acked"}})),
+      duplicates_in_flight_(families_.client_duplicates_total.Add({{"outcome", "in_flight"}})),
       requests_(families_.client_requests_total),
       broker_inflight_(families_.inflight_requests),
       broker_connected_(families_.upstream_connected) {
@@ -90,6 +92,10 @@ void Metrics::on_records_received(std::int64_t records, std::int64_t bytes) {
 
 void Metrics::set_backpressure(bool active) {
   backpressure_.Set(active ? 1 : 0);
+}
+
+void Metrics::on_client_duplicate(std::string_view outcome) {
+  (outcome == "acked" ? duplicates_acked_ : duplicates_in_flight_).Increment();
 }
 
 void Metrics::sample(std::size_t buffered_bytes, std::span<const BrokerSample> brokers) {

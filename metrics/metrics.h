@@ -70,6 +70,8 @@ class Metrics {
   // Per request (or per record run), never per record.
   void on_records_received(std::int64_t records, std::int64_t bytes);
   void set_backpressure(bool active);
+  // outcome: "acked" or "in_flight" (anything else is counted as "in_flight").
+  void on_client_duplicate(std::string_view outcome);
 
   // --- a periodic sampler on the loop (every few hundred ms) ---
   // buffered_bytes from IdempotentProducer::buffered_bytes(); brokers from
@@ -93,6 +95,8 @@ class Metrics {
   prometheus::Counter& received_bytes_;
   prometheus::Gauge& buffered_bytes_;
   prometheus::Gauge& backpressure_;
+  prometheus::Counter& duplicates_acked_;
+  prometheus::Counter& duplicates_in_flight_;
   ChildCache<prometheus::Counter, std::int32_t> requests_;  // key: api << 16 | version
   std::array<prometheus::Histogram*, 4> by_acks_{};         // 0, 1, all, invalid (lazy)
   ChildCache<prometheus::Gauge, std::int32_t> broker_inflight_;

@@ -176,7 +176,7 @@ BatchCheck ClientProducers::check(const std::string& topic, std::int32_t partiti
   Producer* producer = it == producers_.end() ? nullptr : &it->second;
   if (!producer) producer = make_room_and_add(batch.producer_id, batch.epoch, now_ms);
   if (!producer) {
-    BatchOutcome o{ErrorCode::kNotEnoughReplicas, -1, -1, -1, "too many client producers with batches in flight"};
+    ClientBatchOutcome o{ErrorCode::kNotEnoughReplicas, -1, -1, -1, "too many client producers with batches in flight"};
     return BatchCheck{BatchVerdict::kReject, 0, std::move(o)};
   }
   producer->last_used_ms = now_ms;
@@ -186,7 +186,7 @@ BatchCheck ClientProducers::check(const std::string& topic, std::int32_t partiti
   if (auto duplicate = find_duplicate(*producer, state, key, batch)) return std::move(*duplicate);
   std::string message;
   if (auto error = sequence_error(state, batch, message)) {
-    return BatchCheck{BatchVerdict::kReject, 0, BatchOutcome{*error, -1, -1, -1, std::move(message)}};
+    return BatchCheck{BatchVerdict::kReject, 0, ClientBatchOutcome{*error, -1, -1, -1, std::move(message)}};
   }
   return append(*producer, state, key, batch);
 }
@@ -196,7 +196,7 @@ void ClientProducers::attach(std::uint64_t handle, BatchWaiter waiter) {
   if (it != in_flight_.end()) it->second.waiters.push_back(std::move(waiter));
 }
 
-std::vector<BatchWaiter> ClientProducers::complete(std::uint64_t handle, const BatchOutcome& outcome) {
+std::vector<BatchWaiter> ClientProducers::complete(std::uint64_t handle, const ClientBatchOutcome& outcome) {
   auto it = in_flight_.find(handle);
   if (it == in_flight_.end()) return {};
   InFlight done = std::move(it->second);

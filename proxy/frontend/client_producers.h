@@ -66,7 +66,7 @@ struct ClientBatch {
 // DefaultRecordBatch.incrementSequence does.
 std::int32_t last_sequence_of(std::int32_t base_sequence, std::int32_t last_offset_delta);
 
-struct BatchOutcome {
+struct ClientBatchOutcome {
   ErrorCode error = ErrorCode::kNone;
   std::int64_t base_offset = -1;
   std::int64_t log_append_time_ms = -1;
@@ -84,7 +84,7 @@ enum class BatchVerdict {
 struct BatchCheck {
   BatchVerdict verdict = BatchVerdict::kReject;
   std::uint64_t handle = 0;
-  BatchOutcome outcome;
+  ClientBatchOutcome outcome;
 };
 
 struct InitProducerIdAnswer {
@@ -94,7 +94,7 @@ struct InitProducerIdAnswer {
   bool bumped = false;  // a KIP-360 bump of a known id, not a fresh id
 };
 
-using BatchWaiter = std::function<void(const BatchOutcome&)>;
+using BatchWaiter = std::function<void(const ClientBatchOutcome&)>;
 
 class ClientProducers {
  public:
@@ -112,7 +112,7 @@ class ClientProducers {
   // A retry of a batch in flight (kDuplicateInFlight): `waiter` gets its outcome.
   void attach(std::uint64_t handle, BatchWaiter waiter);
   // The upstream outcome of a kAppend batch; returns the waiters to call.
-  std::vector<BatchWaiter> complete(std::uint64_t handle, const BatchOutcome& outcome);
+  std::vector<BatchWaiter> complete(std::uint64_t handle, const ClientBatchOutcome& outcome);
 
   // Forgets producers idle for idle_timeout_ms with nothing in flight.
   void expire(std::uint64_t now_ms);
@@ -129,7 +129,7 @@ class ClientProducers {
     std::int32_t last_sequence = -1;
     BatchState state = BatchState::kInFlight;
     std::uint64_t handle = 0;
-    BatchOutcome outcome;
+    ClientBatchOutcome outcome;
   };
   struct PartitionState {
     std::int16_t epoch = -1;  // -1: no state (rule 5)

@@ -43,7 +43,7 @@ struct PendingProduce {
     }
   }
 
-  void set_outcome(std::size_t i, const BatchOutcome& o) {
+  void set_outcome(std::size_t i, const ClientBatchOutcome& o) {
     RunResult r{o.error, o.base_offset, o.log_append_time_ms, o.log_start_offset, o.error_message};
     set_result(i, o.error, &r, o.error_message);
   }
@@ -124,7 +124,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
 }
 
 void submit_client_batch(ClientSession& session, PartitionProduce& p,
-                         std::function<void(const BatchOutcome&)> answer);
+                         std::function<void(const ClientBatchOutcome&)> answer);
 
 // acks=0: no answer, but the records are still delivered
 // (docs/design/ARCHITECTURE.md rule 6).
@@ -135,7 +135,7 @@ void submit_without_answer(ClientSession& session, ProduceConversion& converted)
     if (p.error != ErrorCode::kNone) {
       refused = true;
     } else if (p.client_batch && !p.run.records.empty()) {
-      submit_client_batch(session, p, [](const BatchOutcome&) {});
+      submit_client_batch(session, p, [](const ClientBatchOutcome&) {});
     } else if (!p.run.records.empty()) {
       ctx.sink.submit(p.topic, p.partition, std::move(p.run), [topic = p.topic, partition = p.partition](const RunResult& r) {
         if (r.error != ErrorCode::kNone) {
@@ -174,8 +174,8 @@ std::shared_ptr<PendingProduce> pending_response(ClientSession& session, const R
   return pending;
 }
 
-BatchOutcome outcome_of(const RunResult& r) {
-  return BatchOutcome{client_error(r.error), r.base_offset, r.log_append_time_ms, r.log_start_offset,
+ClientBatchOutcome outcome_of(const RunResult& r) {
+  return ClientBatchOutcome{client_error(r.error), r.base_offset, r.log_append_time_ms, r.log_start_offset,
                       r.error_message};
 }
 
@@ -208,7 +208,7 @@ void count_check(FrontendContext& ctx, const ClientSession& session, const Parti
 // upstream (docs/design/CLIENT_DEDUP.md). `answer` gets its outcome, whichever
 // way it comes: at once, from the original batch, or from upstream.
 void submit_client_batch(ClientSession& session, PartitionProduce& p,
-                         std::function<void(const BatchOutcome&)> answer) {
+                         std::function<void(const ClientBatchOutcome&)> answer) {
   FrontendContext& ctx = session.context();
   const BatchCheck c = ctx.client_producers.check(p.topic, p.partition, *p.client_batch, uv_now(ctx.loop));
   count_check(ctx, session, p, c);
@@ -225,7 +225,7 @@ void submit_client_batch(ClientSession& session, PartitionProduce& p,
   }
   auto done = [context = session.shared_context(), handle = c.handle,
                answer = std::move(answer)](const RunResult& r) {
-    const BatchOutcome o = outcome_of(r);
+    const ClientBatchOutcome o = outcome_of(r);
     // The front end may be gone; the state is not (the context is shared).
     for (BatchWaiter& w : context->client_producers.complete(handle, o)) w(o);
     answer(o);
@@ -249,7 +249,7 @@ void submit_and_answer(ClientSession& session, const std::shared_ptr<PendingProd
       continue;
     }
     if (p.client_batch) {
-      submit_client_batch(session, p, [pending, i](const BatchOutcome& o) {
+      submit_client_batch(session, p, [pending, i](const ClientBatchOutcome& o) {
         pending->set_outcome(i, o);
         if (--pending->outstanding == 0) pending->finish();
       });

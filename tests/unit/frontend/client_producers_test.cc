@@ -83,8 +83,8 @@ TEST_P(ClientDedupTable, Verdict) {
   for (const Step& s : row.history) {
     BatchCheck c = producers.check("t", 0, ClientBatch{kPid, s.epoch, s.first, s.last}, now++);
     ASSERT_EQ(c.verdict, BatchVerdict::kAppend) << "history step at sequence " << s.first;
-    if (s.then == Then::kAck) producers.complete(c.handle, BatchOutcome{ErrorCode::kNone, offset_of(s.first), -1, 0, {}});
-    if (s.then == Then::kFail) producers.complete(c.handle, BatchOutcome{ErrorCode::kRequestTimedOut, -1, -1, -1, {}});
+    if (s.then == Then::kAck) producers.complete(c.handle, ClientBatchOutcome{ErrorCode::kNone, offset_of(s.first), -1, 0, {}});
+    if (s.then == Then::kFail) producers.complete(c.handle, ClientBatchOutcome{ErrorCode::kRequestTimedOut, -1, -1, -1, {}});
   }
   BatchCheck c = producers.check("t", 0, ClientBatch{kPid, row.epoch, row.first, row.last}, now);
   EXPECT_EQ(c.verdict, row.verdict);
@@ -115,10 +115,10 @@ TEST(ClientDedup, RetryInFlightGetsTheOriginalsOutcome) {
   ASSERT_EQ(retry.verdict, BatchVerdict::kDuplicateInFlight);
   EXPECT_EQ(retry.handle, first.handle);
   std::int64_t told = -1;
-  producers.attach(retry.handle, [&](const BatchOutcome& o) { told = o.base_offset; });
-  auto waiters = producers.complete(first.handle, BatchOutcome{ErrorCode::kNone, 42, -1, 0, {}});
+  producers.attach(retry.handle, [&](const ClientBatchOutcome& o) { told = o.base_offset; });
+  auto waiters = producers.complete(first.handle, ClientBatchOutcome{ErrorCode::kNone, 42, -1, 0, {}});
   ASSERT_EQ(waiters.size(), 1u);
-  waiters[0](BatchOutcome{ErrorCode::kNone, 42, -1, 0, {}});
+  waiters[0](ClientBatchOutcome{ErrorCode::kNone, 42, -1, 0, {}});
   EXPECT_EQ(told, 42);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 9}, 3).outcome.base_offset, 42);
   EXPECT_EQ(producers.batches_in_flight(), 0u);
@@ -130,7 +130,7 @@ TEST(ClientDedup, RetainsMoreWhenConfigured) {
   ClientProducers producers(config);
   for (std::int32_t s = 0; s < 20; ++s) {
     auto c = producers.check("t", 0, ClientBatch{kPid, 0, s, s}, 1);
-    producers.complete(c.handle, BatchOutcome{ErrorCode::kNone, s, -1, 0, {}});
+    producers.complete(c.handle, ClientBatchOutcome{ErrorCode::kNone, s, -1, 0, {}});
   }
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 0}, 2).verdict, BatchVerdict::kDuplicateAcked);
 }
@@ -140,7 +140,7 @@ TEST(ClientDedup, InFlightBatchesAreNeverDropped) {
   std::vector<std::uint64_t> handles;
   for (std::int32_t s = 0; s < 8; ++s) handles.push_back(producers.check("t", 0, ClientBatch{kPid, 0, s, s}, 1).handle);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 0}, 2).verdict, BatchVerdict::kDuplicateInFlight);
-  for (std::uint64_t h : handles) producers.complete(h, BatchOutcome{ErrorCode::kNone, 0, -1, 0, {}});
+  for (std::uint64_t h : handles) producers.complete(h, ClientBatchOutcome{ErrorCode::kNone, 0, -1, 0, {}});
   // Once acknowledged, only the last 5 are kept.
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 2, 2}, 3).verdict, BatchVerdict::kReject);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 3, 3}, 3).verdict, BatchVerdict::kDuplicateAcked);
@@ -204,7 +204,7 @@ TEST(ClientProducerBounds, CountAndIdleExpiry) {
   // Idle for the timeout: forgotten, unless something is in flight.
   producers.expire(20000);
   EXPECT_EQ(producers.producers(), 1u);  // b stays: its batch is in flight
-  producers.complete(in_flight.handle, BatchOutcome{});
+  producers.complete(in_flight.handle, ClientBatchOutcome{});
   producers.expire(40000);
   EXPECT_EQ(producers.producers(), 0u);
 }

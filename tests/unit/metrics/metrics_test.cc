@@ -67,6 +67,7 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"records_failed_total", T::Counter, {"error"}},
       {"buffered_bytes", T::Gauge, {}},
       {"backpressure_active", T::Gauge, {}},
+      {"client_duplicates_total", T::Counter, {"outcome"}},
       {"inflight_batches", T::Gauge, {"partition", "topic"}},
       {"inflight_requests", T::Gauge, {"broker"}},
       {"partition_window", T::Gauge, {"partition", "topic"}},
@@ -118,6 +119,17 @@ TEST(Metrics, UnlabelledSeriesShowZeroBeforeAnything) {
     EXPECT_EQ(value_of(*m.registry(), n("client_request_duration_seconds"), {{"acks", acks}}), 0)
         << acks;
   }
+}
+
+TEST(Metrics, ClientDuplicatesByOutcomeStartAtZero) {
+  Metrics m(MetricsConfig{});
+  const auto& r = *m.registry();
+  EXPECT_EQ(value_of(r, n("client_duplicates_total"), {{"outcome", "acked"}}), 0);
+  m.frontend_observer().on_client_duplicate("acked");
+  m.frontend_observer().on_client_duplicate("in_flight");
+  m.frontend_observer().on_client_duplicate("in_flight");
+  EXPECT_EQ(value_of(r, n("client_duplicates_total"), {{"outcome", "acked"}}), 1);
+  EXPECT_EQ(value_of(r, n("client_duplicates_total"), {{"outcome", "in_flight"}}), 2);
 }
 
 TEST(Metrics, FrontEndMethodsMoveTheirSeries) {
