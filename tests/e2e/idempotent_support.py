@@ -45,8 +45,9 @@ class Cluster:
             self.proc.wait(timeout=10)
 
 
-def start_proxy(binary, bootstrap, extra_sets=()):
-    listen, metrics = free_port(), free_port()
+def start_proxy(binary, bootstrap, extra_sets=(), listen=None):
+    listen = listen or free_port()
+    metrics = free_port()
     while metrics == listen:
         metrics = free_port()
     servers = ",".join('"%s"' % b for b in bootstrap.split(","))
