@@ -27,6 +27,12 @@ class FrontendObserver {
   // A Produce request from receipt to its response queued on the socket
   // (acks 1/-1), or to its records' submission (acks 0).
   virtual void on_produce_done(std::int16_t /*acks*/, std::int64_t /*duration_ms*/) {}
+  // One Produce request, by what the client says it is (ClientSession::
+  // client_software), the Produce version and the message format (magic) of
+  // its first record set (-1: none), so operators see who still sends v0-v2
+  // and magic 0/1 (as Kafka's DeprecatedRequestsPerSec does).
+  virtual void on_client_produce(std::string_view /*software*/, std::string_view /*software_version*/,
+                                 std::int16_t /*version*/, std::int8_t /*magic*/) {}
   // An idempotent client's retry recognised: outcome "acked" (answered with
   // the original offsets) or "in_flight" (attached to the original).
   virtual void on_client_duplicate(std::string_view /*outcome*/) {}

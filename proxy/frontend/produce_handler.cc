@@ -92,6 +92,21 @@ ErrorCode client_error(ErrorCode upstream) {
   }
 }
 
+// Which client software sends which Produce version and message format: the
+// magic byte (offset 16 in a MessageSet entry and in a RecordBatch alike) of
+// the first non-empty record set.
+void report_client_produce(ClientSession& session, std::int16_t version, const ProduceRequest& request) {
+  std::int8_t magic = -1;
+  for (const ProduceTopicData& t : request.topic_data) {
+    for (const ProducePartitionData& p : t.partition_data) {
+      const ByteView set = p.records.data.value_or(ByteView{});
+      if (magic < 0 && set.size() > 16) magic = static_cast<std::int8_t>(set[16]);
+    }
+  }
+  const auto [software, software_version] = session.client_software();
+  session.context().observer.on_client_produce(software, software_version, version, magic);
+}
+
 // Decodes what the client sent into per-partition runs and counts it; an
 // invalid acks converts nothing (every entry is answered INVALID_REQUIRED_ACKS).
 std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std::int16_t version,
@@ -106,6 +121,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   }
   request = std::move(*decoded);
   acks = request.acks;
+  report_client_produce(session, version, request);
   ProduceConversionOptions options;
   options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
   ProduceConversion converted;

@@ -93,6 +93,13 @@ class IdempotentClients(unittest.TestCase):
         self.assertEqual(log, {0: [(offsets[0], "hand-key")]})
 
 
+    def test_z_client_software_metric(self):
+        """After the cases above: the Java client named itself in ApiVersions v3+."""
+        n = s.metric_sum(self.proxy.metrics_port, 'produce_proxy_client_produce_requests_total{magic="2",'
+                         'software="apache-kafka-java",software_version="4.4.0",version="12"}')
+        self.assertGreater(n, 0, s.http_request(self.proxy.metrics_port, "/metrics")[1][-3000:])
+
+
 def _add_cases():
     for client, codec, extra in CASES:
         def case(self, client=client, codec=codec, extra=extra):
