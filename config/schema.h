@@ -59,6 +59,11 @@ requires(sizeof...(S) > 0 && (std::is_same_v<std::remove_const_t<S>, Settings> &
   f(KeySpec{"listener", "max_request_bytes", 1024, kInt32Max, kRestart},
     s.listener.max_request_bytes...);
   f(KeySpec{"listener", "idle_timeout_ms", 1000, kInt32Max, kLive}, s.listener.idle_timeout_ms...);
+  f(KeySpec{"listener", "max_client_producers", 1, 10000000, kRestart}, s.listener.max_client_producers...);
+  f(KeySpec{"listener", "client_producer_idle_ms", 1000, std::int64_t{1} << 40, kRestart},
+    s.listener.client_producer_idle_ms...);
+  // min 5: what every idempotent client assumes a broker retains.
+  f(KeySpec{"listener", "client_batches_to_retain", 5, 1000, kRestart}, s.listener.client_batches_to_retain...);
 
   f(KeySpec{"upstream", "bootstrap_servers", 0, 0, kRestart, Check::kBootstrapList},
     s.upstream.bootstrap_servers...);

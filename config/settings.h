@@ -72,6 +72,10 @@ struct ListenerSettings {
   std::int64_t max_connections = 1024;
   std::int64_t max_request_bytes = 104857600;
   std::int64_t idle_timeout_ms = 600000;
+  // Idempotent clients (issue 16): their producer ids' dedup state.
+  std::int64_t max_client_producers = 10000;
+  std::int64_t client_producer_idle_ms = 86400000;
+  std::int64_t client_batches_to_retain = 5;
   bool operator==(const ListenerSettings&) const = default;
 };
 

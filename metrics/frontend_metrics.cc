@@ -26,4 +26,13 @@ void FrontendMetrics::on_produce_done(std::int16_t acks, std::int64_t duration_m
   metrics_.on_client_request_done(acks, std::chrono::milliseconds(duration_ms));
 }
 
+void FrontendMetrics::on_client_duplicate(std::string_view outcome) {
+  metrics_.on_client_duplicate(outcome);
+}
+
+void FrontendMetrics::on_client_produce(std::string_view software, std::string_view software_version,
+                                        std::int16_t version, std::int8_t magic) {
+  metrics_.on_client_produce(software, software_version, version, magic);
+}
+
 }  // namespace pp

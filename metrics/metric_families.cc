@@ -75,6 +75,16 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
           gauge(r, "buffered_bytes", "Bytes held between clients and the upstream cluster.")),
       backpressure_active(
           gauge(r, "backpressure_active", "1 while client reads are paused for memory.")),
+      client_duplicates_total(
+          counter(r, "client_duplicates_total",
+                  "Idempotent clients' retries recognised by the front end and not sent upstream again, by "
+                  "outcome: acked (answered with the original offsets) or in_flight (answered when the "
+                  "original completes).")),
+      client_produce_requests_total(
+          counter(r, "client_produce_requests_total",
+                  "Produce requests by client software (ApiVersions v3+ client_software_name and _version, "
+                  "else client_id), Produce version and message format (magic of the first record set; "
+                  "none when empty).")),
       inflight_batches(gauge(r, "inflight_batches",
                              partition_labels
                                  ? "Batches in flight per partition."

@@ -40,6 +40,8 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Counter>& records_failed_total;
   prometheus::Family<prometheus::Gauge>& buffered_bytes;
   prometheus::Family<prometheus::Gauge>& backpressure_active;
+  prometheus::Family<prometheus::Counter>& client_duplicates_total;
+  prometheus::Family<prometheus::Counter>& client_produce_requests_total;
   // inflight_batches is registered before partition_window on purpose: a
   // scrape collects gauge families in registration order, so it reads the
   // in-flight count first and the (only ever growing, between leader changes)

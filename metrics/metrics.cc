@@ -50,6 +50,8 @@ Metrics::Metrics(const MetricsConfig& config, std::string_view version)
       received_bytes_(families_.received_bytes_total.Add({})),
       buffered_bytes_(families_.buffered_bytes.Add({})),
       backpressure_(families_.backpressure_active.Add({})),
+      duplicates_acked_(families_.client_duplicates_total.Add({{"outcome", "acked"}})),
+      duplicates_in_flight_(families_.client_duplicates_total.Add({{"outcome", "in_flight"}})),
       requests_(families_.client_requests_total),
       broker_inflight_(families_.inflight_requests),
       broker_connected_(families_.upstream_connected) {
@@ -90,6 +92,35 @@ void Metrics::on_records_received(std::int64_t records, std::int64_t bytes) {
 
 void Metrics::set_backpressure(bool active) {
   backpressure_.Set(active ? 1 : 0);
+}
+
+void Metrics::on_client_duplicate(std::string_view outcome) {
+  (outcome == "acked" ? duplicates_acked_ : duplicates_in_flight_).Increment();
+}
+
+void Metrics::on_client_produce(std::string_view software, std::string_view software_version, std::int16_t version,
+                                std::int8_t magic) {
+  std::pair<std::string, std::string> who{std::string(software), std::string(software_version)};
+  if (!client_software_.contains(who)) {
+    if (client_software_.size() >= kMaxClientSoftwareSeries) {
+      who = {"other", ""};
+    } else {
+      client_software_.insert(who);
+    }
+  }
+  // Versions and magics a peer can send are bounded by what decodes (Produce
+  // v0-v12); an unknown magic byte is one more value of an int8.
+  auto key = std::tuple{who.first, who.second, version, magic};
+  auto it = client_produce_.find(key);
+  if (it == client_produce_.end()) {
+    auto& c = families_.client_produce_requests_total.Add(
+        {{"software", who.first},
+         {"software_version", who.second},
+         {"version", std::to_string(version)},
+         {"magic", magic < 0 ? std::string("none") : std::to_string(magic)}});
+    it = client_produce_.emplace(std::move(key), &c).first;
+  }
+  it->second->Increment();
 }
 
 void Metrics::sample(std::size_t buffered_bytes, std::span<const BrokerSample> brokers) {

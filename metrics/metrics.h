@@ -22,6 +22,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "metrics/child_cache.h"
 #include "metrics/frontend_metrics.h"
@@ -70,6 +73,14 @@ class Metrics {
   // Per request (or per record run), never per record.
   void on_records_received(std::int64_t records, std::int64_t bytes);
   void set_backpressure(bool active);
+  // outcome: "acked" or "in_flight" (anything else is counted as "in_flight").
+  void on_client_duplicate(std::string_view outcome);
+  // At most kMaxClientSoftwareSeries (software, software_version) pairs get
+  // their own series; later ones are counted as software="other", so a peer
+  // cannot grow the number of series.
+  void on_client_produce(std::string_view software, std::string_view software_version, std::int16_t version,
+                         std::int8_t magic);
+  static constexpr std::size_t kMaxClientSoftwareSeries = 100;
 
   // --- a periodic sampler on the loop (every few hundred ms) ---
   // buffered_bytes from IdempotentProducer::buffered_bytes(); brokers from
@@ -93,6 +104,10 @@ class Metrics {
   prometheus::Counter& received_bytes_;
   prometheus::Gauge& buffered_bytes_;
   prometheus::Gauge& backpressure_;
+  prometheus::Counter& duplicates_acked_;
+  prometheus::Counter& duplicates_in_flight_;
+  std::set<std::pair<std::string, std::string>> client_software_;  // named so far
+  std::map<std::tuple<std::string, std::string, std::int16_t, std::int8_t>, prometheus::Counter*> client_produce_;
   ChildCache<prometheus::Counter, std::int32_t> requests_;  // key: api << 16 | version
   std::array<prometheus::Histogram*, 4> by_acks_{};         // 0, 1, all, invalid (lazy)
   ChildCache<prometheus::Gauge, std::int32_t> broker_inflight_;

@@ -14,6 +14,8 @@ std::optional<Versions> handled_versions(ApiKey key) {
     case ApiKey::kProduce: return Versions{0, kFrontendMaxProduceVersion};
     case ApiKey::kMetadata: return Versions{0, kMaxVersion};
     case ApiKey::kApiVersions: return Versions{0, kMaxVersion};
+    // Idempotent clients only (issue 16): ids from ClientProducers.
+    case ApiKey::kInitProducerId: return Versions{0, kMaxVersion};
     default: return std::nullopt;
   }
 }

@@ -38,6 +38,17 @@ std::string ClientSession::describe() const {
   return "client " + peer_ + " (client_id '" + client_id_ + "')";
 }
 
+void ClientSession::set_client_software(const std::string& name, const std::string& version) {
+  // Bounded like client_id: a label, not a payload.
+  software_name_ = name.substr(0, 64);
+  software_version_ = version.substr(0, 64);
+}
+
+std::pair<std::string, std::string> ClientSession::client_software() const {
+  if (!software_name_.empty()) return {software_name_, software_version_};
+  return {client_id_.empty() ? std::string("unknown") : client_id_, std::string()};
+}
+
 void ClientSession::set_client_id(const std::optional<std::string>& client_id) {
   // Bounded: a peer's client_id is up to 32767 bytes; logs get the first 64.
   if (client_id && client_id_.empty()) client_id_ = client_id->substr(0, 64);

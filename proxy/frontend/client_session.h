@@ -70,6 +70,11 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // "peer 127.0.0.1:5555 (client_id kcat)" once a header named it.
   std::string describe() const;
   void set_client_id(const std::optional<std::string>& client_id);
+  // From ApiVersions v3+ (KIP-511): what the client says it is.
+  void set_client_software(const std::string& name, const std::string& version);
+  // For the client_produce_requests_total metric: the software name and
+  // version when the client sent them, else its client_id and "".
+  std::pair<std::string, std::string> client_software() const;
   bool closed() const { return closed_; }
   std::size_t pending_responses() const { return pending_.size(); }
   FrontendContext& context() { return *context_; }
@@ -94,6 +99,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::uint64_t id_;
   std::string peer_;
   std::string client_id_;
+  std::string software_name_;
+  std::string software_version_;
   FrameReader reader_;
   std::deque<Pending> pending_;
   std::uint64_t first_pending_seq_ = 0;  // seq of pending_.front()

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "proxy/frontend/client_producers.h"
 #include "proxy/net/tcp.h"
 
 namespace pp {
@@ -44,6 +45,12 @@ struct FrontendConfig {
   // decoded, until delivered, so one request can never need more than the
   // whole buffer), but at least kMinDecodedBytesPerRequest.
   std::size_t max_decoded_bytes_per_request = 64 * 1048576;
+
+  // listener.max_client_producers, client_producer_idle_ms,
+  // client_batches_to_retain: the idempotent clients' state (ClientProducers).
+  // A first_producer_id below 0 means a random start, so ids handed out
+  // before a restart are unlikely to be handed out again after it.
+  ClientProducersConfig client_producers{10000, 86400000, 5, -1};
 };
 
 // The floor of max_decoded_bytes_per_request, for small buffer budgets: a

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "proxy/frontend/client_producers.h"
 #include "proxy/frontend/frontend_config.h"
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/metadata_answer.h"
@@ -20,7 +21,12 @@ namespace pp {
 
 struct FrontendContext {
   FrontendContext(uv_loop_t* l, FrontendConfig c, RecordSink& s, TopicDirectory& t, FrontendObserver* o)
-      : loop(l), config(std::move(c)), sink(s), topics(t), observer(o ? *o : fallback_observer) {}
+      : loop(l),
+        config(std::move(c)),
+        sink(s),
+        topics(t),
+        observer(o ? *o : fallback_observer),
+        client_producers(with_start_id(config.client_producers)) {}
 
   FrontendObserver fallback_observer;  // first: `observer` may refer to it
   uv_loop_t* loop;
@@ -29,6 +35,9 @@ struct FrontendContext {
   TopicDirectory& topics;
   FrontendObserver& observer;
   FrontendCounters counters;
+  // Producer ids of idempotent clients and their batches' dedup state, shared
+  // by every session: a client retries on a new connection.
+  ClientProducers client_producers;
   AdvertisedBroker advertised;  // resolved once the listener is bound
   bool stopped = false;         // the front end is gone: handlers answer nothing more
 
@@ -48,6 +57,9 @@ struct FrontendContext {
   // Runs `fn` on a later loop turn, outside whatever callback we are in (the
   // sink's completions must not see a submit() re-entering them).
   std::function<void(std::function<void()>)> defer;
+
+ private:
+  static ClientProducersConfig with_start_id(ClientProducersConfig c);
 };
 
 }  // namespace pp

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "proxy/protocol/api_key.h"
@@ -26,6 +27,15 @@ class FrontendObserver {
   // A Produce request from receipt to its response queued on the socket
   // (acks 1/-1), or to its records' submission (acks 0).
   virtual void on_produce_done(std::int16_t /*acks*/, std::int64_t /*duration_ms*/) {}
+  // One Produce request, by what the client says it is (ClientSession::
+  // client_software), the Produce version and the message format (magic) of
+  // its first record set (-1: none), so operators see who still sends v0-v2
+  // and magic 0/1 (as Kafka's DeprecatedRequestsPerSec does).
+  virtual void on_client_produce(std::string_view /*software*/, std::string_view /*software_version*/,
+                                 std::int16_t /*version*/, std::int8_t /*magic*/) {}
+  // An idempotent client's retry recognised: outcome "acked" (answered with
+  // the original offsets) or "in_flight" (attached to the original).
+  virtual void on_client_duplicate(std::string_view /*outcome*/) {}
 };
 
 struct FrontendCounters {
@@ -41,6 +51,9 @@ struct FrontendCounters {
   bool backpressure_active = false;
   std::uint64_t backpressure_pauses_total = 0;
   std::uint64_t backpressure_ms_total = 0;  // completed pauses only
+  std::uint64_t client_duplicates_acked_total = 0;
+  std::uint64_t client_duplicates_in_flight_total = 0;
+  std::uint64_t client_sequence_errors_total = 0;  // OUT_OF_ORDER / INVALID_PRODUCER_EPOCH answered
 };
 
 }  // namespace pp

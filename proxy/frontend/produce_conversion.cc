@@ -59,8 +59,24 @@ EntryError over_budget(const DecodeBudget& decoded) {
 // Produce v3+: one or more RecordBatch v2 back to back. Kafka insists on
 // exactly one (ProduceRequest.validateRecords); several are taken here as one
 // run, in order, since nothing is lost by it.
-std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, RecordRun& run,
+// An idempotent batch's identity, or why it can't be deduplicated.
+std::optional<EntryError> client_batch_of(const RecordBatchHeader& h, std::size_t batches,
+                                          std::optional<ClientBatch>& out) {
+  if (h.producer_id < 0) return std::nullopt;
+  if (batches != 1) {
+    return EntryError{ErrorCode::kInvalidRecord, "an idempotent producer sends exactly one batch per partition"};
+  }
+  if (h.producer_epoch < 0 || h.base_sequence < 0 || h.last_offset_delta < 0) {
+    return EntryError{ErrorCode::kInvalidRecord, "an idempotent batch needs an epoch and a base sequence"};
+  }
+  out = ClientBatch{h.producer_id, h.producer_epoch, h.base_sequence,
+                    last_sequence_of(h.base_sequence, h.last_offset_delta)};
+  return std::nullopt;
+}
+
+std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, PartitionProduce& entry,
                                           std::size_t& budget, DecodeBudget& decoded) {
+  RecordRun& run = entry.run;
   auto split = split_record_batches(set);
   if (!split) return from_decode_error(split.error(), decoded);
   if (split->has_partial()) {
@@ -87,6 +103,7 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Rec
       return EntryError{ErrorCode::kTransactionalIdAuthorizationFailed,
                         "produce-proxy does not run transactions (transactional or control batch)"};
     }
+    if (auto error = client_batch_of(h, split->batches.size(), entry.client_batch)) return error;
     budget -= std::min(budget, decompressed_size(*batch));
     if (!decoded.take(batch->records().size(), sizeof(RunRecord))) return over_budget(decoded);
     for (const RecordView& r : batch->records()) {
@@ -167,7 +184,7 @@ ProduceConversion convert_produce_request(const ProduceRequest& request, std::in
       const std::size_t decoded_before = decoded.used();
       if (!error) {
         if (version >= 3) {
-          error = convert_batches(set, *storage, entry.run, budget, decoded);
+          error = convert_batches(set, *storage, entry, budget, decoded);
         } else if (!set.empty()) {
           error = convert_message_set(set, *storage, entry.run, budget, decoded);
         }
@@ -176,6 +193,7 @@ ProduceConversion convert_produce_request(const ProduceRequest& request, std::in
         entry.error = error->error;
         entry.error_message = std::move(error->message);
         entry.run = RecordRun{};
+        entry.client_batch.reset();
         continue;
       }
       // What the run holds in memory: the client's bytes it keeps alive and

@@ -11,9 +11,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "proxy/frontend/client_producers.h"
 #include "proxy/pipeline/record_run.h"
 #include "proxy/protocol/error_code.h"
 #include "proxy/protocol/messages/produce.h"
@@ -42,6 +44,9 @@ struct PartitionProduce {
   // answered at once, nothing is sent upstream for it.
   RecordRun run;
   std::size_t wire_bytes = 0;  // the record set as the client sent it
+  // An idempotent client's batch (producer id >= 0): what the front end's
+  // dedup (ClientProducers) checks before anything is submitted.
+  std::optional<ClientBatch> client_batch;
 };
 
 struct ProduceConversion {
@@ -72,8 +77,11 @@ struct ProduceConversion {
 //   only too big, and gives up on a single record. CORRUPT_MESSAGE would be
 //   retried as it is, for ever; INVALID_RECORD says the record is malformed,
 //   and 3,000,000 empty headers are legal Kafka.
-// Idempotent batches (producer id >= 0, not transactional) are taken as plain
-// records: the proxy's own producer id replaces the client's upstream.
+// - an idempotent batch (producer id >= 0) that is not alone in its entry, or
+//   has a negative epoch or base sequence: INVALID_RECORD.
+// Idempotent batches give their records to the run as plain records (the
+// proxy's own producer id replaces the client's upstream) and their identity
+// to `client_batch`.
 ProduceConversion convert_produce_request(const ProduceRequest& request, std::int16_t version,
                                           std::shared_ptr<const Bytes> frame,
                                           const ProduceConversionOptions& options = {});

@@ -43,6 +43,11 @@ struct PendingProduce {
     }
   }
 
+  void set_outcome(std::size_t i, const ClientBatchOutcome& o) {
+    RunResult r{o.error, o.base_offset, o.log_append_time_ms, o.log_start_offset, o.error_message};
+    set_result(i, o.error, &r, o.error_message);
+  }
+
   void finish() {
     // The client left or the front end stopped: its records were still
     // delivered; there is no one to tell, and the observer may be gone.
@@ -87,6 +92,21 @@ ErrorCode client_error(ErrorCode upstream) {
   }
 }
 
+// Which client software sends which Produce version and message format: the
+// magic byte (offset 16 in a MessageSet entry and in a RecordBatch alike) of
+// the first non-empty record set.
+void report_client_produce(ClientSession& session, std::int16_t version, const ProduceRequest& request) {
+  std::int8_t magic = -1;
+  for (const ProduceTopicData& t : request.topic_data) {
+    for (const ProducePartitionData& p : t.partition_data) {
+      const ByteView set = p.records.data.value_or(ByteView{});
+      if (magic < 0 && set.size() > 16) magic = static_cast<std::int8_t>(set[16]);
+    }
+  }
+  const auto [software, software_version] = session.client_software();
+  session.context().observer.on_client_produce(software, software_version, version, magic);
+}
+
 // Decodes what the client sent into per-partition runs and counts it; an
 // invalid acks converts nothing (every entry is answered INVALID_REQUIRED_ACKS).
 std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std::int16_t version,
@@ -101,6 +121,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   }
   request = std::move(*decoded);
   acks = request.acks;
+  report_client_produce(session, version, request);
   ProduceConversionOptions options;
   options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
   options.max_decoded_bytes = ctx.config.max_decoded_bytes_per_request;
@@ -119,6 +140,9 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   return converted;
 }
 
+void submit_client_batch(ClientSession& session, PartitionProduce& p,
+                         std::function<void(const ClientBatchOutcome&)> answer);
+
 // acks=0: no answer, but the records are still delivered
 // (docs/design/ARCHITECTURE.md rule 6).
 void submit_without_answer(ClientSession& session, ProduceConversion& converted) {
@@ -127,6 +151,8 @@ void submit_without_answer(ClientSession& session, ProduceConversion& converted)
   for (PartitionProduce& p : converted.partitions) {
     if (p.error != ErrorCode::kNone) {
       refused = true;
+    } else if (p.client_batch && !p.run.records.empty()) {
+      submit_client_batch(session, p, [](const ClientBatchOutcome&) {});
     } else if (!p.run.records.empty()) {
       ctx.sink.submit(p.topic, p.partition, std::move(p.run), [topic = p.topic, partition = p.partition](const RunResult& r) {
         if (r.error != ErrorCode::kNone) {
@@ -165,9 +191,69 @@ std::shared_ptr<PendingProduce> pending_response(ClientSession& session, const R
   return pending;
 }
 
+ClientBatchOutcome outcome_of(const RunResult& r) {
+  return ClientBatchOutcome{client_error(r.error), r.base_offset, r.log_append_time_ms, r.log_start_offset,
+                      r.error_message};
+}
+
+void count_check(FrontendContext& ctx, const ClientSession& session, const PartitionProduce& p,
+                 const BatchCheck& c) {
+  switch (c.verdict) {
+    case BatchVerdict::kDuplicateAcked:
+      ++ctx.counters.client_duplicates_acked_total;
+      ctx.observer.on_client_duplicate("acked");
+      frontend::log().debug("{}: retry of an acknowledged batch to {}-{}: answered its offset {} again",
+                            session.describe(), p.topic, p.partition, c.outcome.base_offset);
+      return;
+    case BatchVerdict::kDuplicateInFlight:
+      ++ctx.counters.client_duplicates_in_flight_total;
+      ctx.observer.on_client_duplicate("in_flight");
+      frontend::log().debug("{}: retry of a batch in flight to {}-{}: waits for the original", session.describe(),
+                            p.topic, p.partition);
+      return;
+    case BatchVerdict::kReject:
+      ++ctx.counters.client_sequence_errors_total;
+      frontend::log().warn("{}: Produce to {}-{} answered {}: {}", session.describe(), p.topic, p.partition,
+                           error_name(c.outcome.error), c.outcome.error_message);
+      return;
+    case BatchVerdict::kAppend:
+      return;
+  }
+}
+
+// An idempotent client's batch: the dedup rules decide whether it goes
+// upstream (docs/design/CLIENT_DEDUP.md). `answer` gets its outcome, whichever
+// way it comes: at once, from the original batch, or from upstream.
+void submit_client_batch(ClientSession& session, PartitionProduce& p,
+                         std::function<void(const ClientBatchOutcome&)> answer) {
+  FrontendContext& ctx = session.context();
+  const BatchCheck c = ctx.client_producers.check(p.topic, p.partition, *p.client_batch, uv_now(ctx.loop));
+  count_check(ctx, session, p, c);
+  switch (c.verdict) {
+    case BatchVerdict::kDuplicateAcked:
+    case BatchVerdict::kReject:
+      answer(c.outcome);
+      return;
+    case BatchVerdict::kDuplicateInFlight:
+      ctx.client_producers.attach(c.handle, std::move(answer));
+      return;
+    case BatchVerdict::kAppend:
+      break;
+  }
+  auto done = [context = session.shared_context(), handle = c.handle,
+               answer = std::move(answer)](const RunResult& r) {
+    const ClientBatchOutcome o = outcome_of(r);
+    // The front end may be gone; the state is not (the context is shared).
+    for (BatchWaiter& w : context->client_producers.complete(handle, o)) w(o);
+    answer(o);
+  };
+  ctx.sink.submit(p.topic, p.partition, std::move(p.run), std::move(done));
+}
+
 // acks 1/-1: each partition's result fills its entry; the last one answers.
-void submit_and_answer(FrontendContext& ctx, const std::shared_ptr<PendingProduce>& pending,
+void submit_and_answer(ClientSession& session, const std::shared_ptr<PendingProduce>& pending,
                        ProduceConversion& converted) {
+  FrontendContext& ctx = session.context();
   // Count first: completions never run inside submit(), but immediate
   // answers below must not finish the request before every run is submitted.
   pending->outstanding = converted.partitions.size() + 1;
@@ -177,6 +263,13 @@ void submit_and_answer(FrontendContext& ctx, const std::shared_ptr<PendingProduc
       // Refused here, or an empty legacy set: nothing to send upstream.
       pending->set_result(i, p.error, nullptr, p.error_message);
       --pending->outstanding;
+      continue;
+    }
+    if (p.client_batch) {
+      submit_client_batch(session, p, [pending, i](const ClientBatchOutcome& o) {
+        pending->set_outcome(i, o);
+        if (--pending->outstanding == 0) pending->finish();
+      });
       continue;
     }
     ctx.sink.submit(p.topic, p.partition, std::move(p.run), [pending, i](const RunResult& r) {
@@ -209,7 +302,7 @@ void handle_produce(ClientSession& session, const RequestHeader& header, std::sh
     pending->finish();
     return;
   } else {
-    submit_and_answer(ctx, pending_response(session, header, request), *converted);
+    submit_and_answer(session, pending_response(session, header, request), *converted);
   }
   if (ctx.after_submit) ctx.after_submit();
 }

@@ -2,12 +2,15 @@
 
 #include "proxy/frontend/api_versions_answer.h"
 #include "proxy/frontend/client_session.h"
+#include "proxy/frontend/init_producer_id_handler.h"
 #include "proxy/frontend/log.h"
 #include "proxy/frontend/metadata_handler.h"
 #include "proxy/frontend/produce_handler.h"
 #include "proxy/frontend/unserved_api_answer.h"
 #include "proxy/protocol/api_registry.h"
+#include "proxy/protocol/codec.h"
 #include "proxy/protocol/header.h"
+#include "proxy/protocol/messages/api_versions.h"
 
 namespace pp {
 namespace {
@@ -56,7 +59,14 @@ void dispatch_request(ClientSession& session, std::shared_ptr<const Bytes> frame
   const auto served = served_versions(h.api_key);
   if (h.api_key == ApiKey::kApiVersions) {
     // Every version gets an answer: out of range is UNSUPPORTED_VERSION in the
-    // v0 layout (KIP-511). The v3+ body (client software name) is not needed.
+    // v0 layout (KIP-511). The v3+ body names the client software, for the
+    // client_produce_requests_total metric; a body that does not decode is
+    // ignored, as the answer does not depend on it.
+    if (h.api_version >= 3 && served && served->contains(h.api_version)) {
+      if (auto body = decode_body<ApiVersionsRequest>(r, h.api_version)) {
+        session.set_client_software(body->client_software_name, body->client_software_version);
+      }
+    }
     session.reserve_response().send(answer_api_versions(h.correlation_id, h.api_version));
     return;
   }
@@ -70,6 +80,9 @@ void dispatch_request(ClientSession& session, std::shared_ptr<const Bytes> frame
       return;
     case ApiKey::kProduce:
       handle_produce(session, h, std::move(frame), r);
+      return;
+    case ApiKey::kInitProducerId:
+      handle_init_producer_id(session, h, r);
       return;
     default:
       answer_unserved(session, h);

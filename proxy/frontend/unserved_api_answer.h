@@ -1,5 +1,5 @@
-// APIs the codec describes but the front end does not serve (InitProducerId,
-// Fetch, ListOffsets, SASL): the protocol's own error answer where the
+// APIs the codec describes but the front end does not serve (Fetch,
+// ListOffsets, SASL): the protocol's own error answer where the
 // response has a top-level error code at that version, so the client gets a
 // clear "not supported here" instead of a silent close.
 #pragma once

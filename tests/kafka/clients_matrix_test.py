@@ -15,7 +15,9 @@ today straight to Kafka (`direct`) and through the proxy (`proxy`):
 - proxy: one case per codec of the row. The first codec's topic is left to
   auto-creation (the proxy's Metadata path asks upstream to create it); the
   others are created with 3 partitions and record i goes to partition i % 3.
-  The second codec's case uses acks=1, the rest acks=all. A passing case must
+  The second codec's case uses acks=1, the rest acks=all (idempotent rows:
+  always acks=all, which idempotence needs; with acks=1 Java and franz-go
+  silently turn it off and librdkafka refuses to start). A passing case must
   have every record exactly once, per-partition client order, keys, values,
   headers (where the client sends them), timestamps (where it sends them;
   else the proxy's receive time, inside the case's time window), the offsets
@@ -105,6 +107,7 @@ class Row:
     codecs: tuple = ("none",)   # tried through the proxy when `proxy` is OK
     extra: tuple = ()           # client-native options (run_client --extra k=v; kcat argv)
     notes: str = ""
+    idempotent: bool = False    # through the proxy: must take a producer id from it (InitProducerId)
 
 
 MATRIX = [
@@ -142,29 +145,32 @@ MATRIX = [
         OK, OK, ("none", "zstd"), (), "headers"),
     Row("sarama", "sarama", "IBM/sarama v1.61.1, default `Version` (2.8.0.0)", "v9 / magic 2", (9,),
         OK, OK, ("none", "zstd"), (), "headers; not idempotent"),
-    Row("franz-go", "franz-go", "twmb/franz-go v1.22.3 (kgo), defaults", "v12 / magic 2", (12,),
+    Row("franz-go", "franz-go", "twmb/franz-go v1.22.3 (kgo), defaults", "v12 / magic 2 (idempotent)", (12,),
         OK, OK, ("none", "zstd"), (),
-        "idempotent straight to Kafka; through the proxy it silently falls back to "
-        "non-idempotent (producer id -1) because the proxy does not advertise InitProducerId"),
+        "idempotent both ways: through the proxy with a producer id the proxy hands out", True),
     Row("confluent", "confluent", "confluent-kafka 1.7.0 on librdkafka 2.0.2, defaults", "v7 / magic 2", (7,),
         OK, OK, ("none", "zstd"), (), "headers; not idempotent"),
     Row("confluent-idempotent", "confluent-idempotent", "confluent-kafka 1.7.0 on librdkafka 2.0.2, "
-        "`enable.idempotence=true`", "v7 / magic 2 (idempotent)", (),
-        OK, Fails("Idempotent producer not supported by any of the 1 connected broker(s)"), ("none",), (),
-        "through the proxy: fatal `_UNSUPPORTED_FEATURE` before any Produce (no InitProducerId advertised)"),
-    Row("java-4", "java-4", "kafka-clients 4.4.0, defaults (idempotent, acks=all)", "v13 / magic 2 (idempotent)", (),
-        OK, Fails("The node does not support INIT_PRODUCER_ID"), ("none",), (),
-        "through the proxy: `UnsupportedVersionException` from InitProducerId, nothing sent"),
+        "`enable.idempotence=true`", "v7 / magic 2 (idempotent)", (7,),
+        OK, OK, ("none", "zstd"), (),
+        "headers; the proxy hands out the producer id and deduplicates retries", True),
+    Row("kcat-idempotent", "kcat", "kcat 1.7.1 on librdkafka 2.0.2, `enable.idempotence=true`",
+        "v7 / magic 2 (idempotent)", (7,), OK, OK, ("none", "zstd"), ("-X", "enable.idempotence=true"),
+        "offsets are not checked (kcat does not print them)", True),
+    Row("java-4", "java-4", "kafka-clients 4.4.0, defaults (idempotent, acks=all)", "v13 / magic 2 (idempotent)",
+        (12,), OK, OK, ("none", "zstd"), (),
+        "headers; the proxy's front end serves Produce up to v12, the client negotiates it", True),
     Row("java-4-no-idempotence", "java-4", "kafka-clients 4.4.0, `enable.idempotence=false`", "v12 / magic 2",
         (12,), OK, OK, ("none", "zstd"), ("enable.idempotence=false",),
         "the proxy's front end serves Produce up to v12"),
 ]
 
 
-# Why java-4, confluent-idempotent and franz-go behave as they do through the
-# proxy: its ApiVersions answer has no InitProducerId (API key 22). The day it
-# does, test_proxy_api_versions fails with "update the matrix doc".
-PROXY_ADVERTISES_INIT_PRODUCER_ID = False
+# The idempotent rows (java-4, confluent-idempotent, kcat-idempotent,
+# franz-go) pass through the proxy because its ApiVersions answer lists
+# InitProducerId (API key 22, issue 16). The day it does not,
+# test_proxy_api_versions fails with "update the matrix doc".
+PROXY_ADVERTISES_INIT_PRODUCER_ID = True
 INIT_PRODUCER_ID = 22
 
 
@@ -316,6 +322,8 @@ class ClientsMatrix(unittest.TestCase):
             if line.startswith("produce_proxy_client_requests_total{") and 'api="Produce"' in line:
                 v = line.split('version="', 1)[1].split('"', 1)[0]
                 produce[v] = float(line.rsplit(" ", 1)[1])
+            if line.startswith("produce_proxy_client_requests_total{") and 'api="InitProducerId"' in line:
+                counters["init_producer_id"] = counters.get("init_producer_id", 0) + float(line.rsplit(" ", 1)[1])
             for name in ("produce_proxy_records_received_total", "produce_proxy_records_delivered_total"):
                 if line.startswith(name + " "):
                     counters[name] = float(line.rsplit(" ", 1)[1])
@@ -420,7 +428,7 @@ class ClientsMatrix(unittest.TestCase):
 
     def run_proxy(self, row, codec, index):
         auto = proxy_auto_created(row, index)
-        acks = "1" if index == 1 else "all"
+        acks = "1" if index == 1 and not row.idempotent else "all"
         topic = topic_name(row, "proxy", codec)
         partitions = None if auto else PARTITIONS
         produce0, c0 = self.metrics()
@@ -442,6 +450,9 @@ class ClientsMatrix(unittest.TestCase):
         self.assertEqual(seen, sorted(row.produce), "Produce versions the proxy saw from %s" % row.name)
         for name in ("produce_proxy_records_received_total", "produce_proxy_records_delivered_total"):
             self.assertEqual(c1.get(name, 0) - c0.get(name, 0), COUNT, "%s for %s/%s" % (name, row.name, codec))
+        took_id = c1.get("init_producer_id", 0) > c0.get("init_producer_id", 0)
+        self.assertEqual(took_id, row.idempotent, "%s/%s %s a producer id from the proxy" % (
+            row.name, codec, "took" if took_id else "did not take"))
 
     def test_proxy_api_versions(self):
         av = api_versions("127.0.0.1", self.listen_port)

@@ -38,16 +38,20 @@ void expect_our_table(const std::vector<ApiVersionRange>& ranges) {
   EXPECT_EQ(fetch->min_version, 4);
   EXPECT_GE(fetch->max_version, 10);
   ASSERT_NE(find_range(ranges, ApiKey::kFindCoordinator), nullptr);
-  // Not served and no client feature hangs on it: not listed.
-  EXPECT_EQ(find_range(ranges, ApiKey::kInitProducerId), nullptr);
-  EXPECT_EQ(ranges.size(), 5u);
+  // Served for idempotent clients (issue 16): v0-v5, KIP-360 bumps from v3.
+  const auto* init = find_range(ranges, ApiKey::kInitProducerId);
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->min_version, 0);
+  EXPECT_EQ(init->max_version, 5);
+  EXPECT_EQ(ranges.size(), 6u);
   EXPECT_TRUE(std::is_sorted(ranges.begin(), ranges.end(),
                              [](const auto& a, const auto& b) { return a.api_key < b.api_key; }));
 }
 
 TEST(ApiVersionsTable, ServesProduceFromV0AndOnlyWhatTheFrontEndHandles) {
   expect_our_table(advertised_api_ranges());
-  EXPECT_FALSE(served_versions(ApiKey::kInitProducerId));
+  EXPECT_TRUE(served_versions(ApiKey::kInitProducerId)->contains(4));
+  EXPECT_FALSE(served_versions(ApiKey::kListOffsets));
   EXPECT_TRUE(served_versions(ApiKey::kProduce)->contains(0));
   EXPECT_FALSE(served_versions(ApiKey::kProduce)->contains(13));
 }

@@ -96,20 +96,52 @@ TEST_F(ConnectionTest, ADescribedVersionWeCannotServeCloses) {
   EXPECT_TRUE(client->wait_closed());
 }
 
-TEST_F(ConnectionTest, InitProducerIdGetsUnsupportedVersionAndTheConnectionStays) {
+InitProducerIdResponse init_producer_id(test::TestClient& client, std::int16_t version, const InitProducerIdRequest& r) {
+  EXPECT_TRUE(client.send(ApiKey::kInitProducerId, version, 11, r));
+  auto frame = client.read_frame();
+  EXPECT_TRUE(frame);
+  if (!frame) return {};
+  std::int32_t correlation = 0;
+  auto response = test::decode_response<InitProducerIdResponse>(*frame, version, &correlation);
+  EXPECT_TRUE(response);
+  EXPECT_EQ(correlation, 11);
+  return response.value_or(InitProducerIdResponse{});
+}
+
+TEST_F(ConnectionTest, InitProducerIdHandsOutIdsAndBumpsEpochsInEveryVersion) {
+  start();
+  auto client = connect();
+  for (std::int16_t version = 0; version <= 5; ++version) {
+    SCOPED_TRACE(version);
+    InitProducerIdRequest request;
+    request.transactional_id = std::nullopt;
+    request.transaction_timeout_ms = 60000;
+    auto fresh = init_producer_id(*client, version, request);
+    EXPECT_EQ(fresh.error_code, ErrorCode::kNone);
+    EXPECT_GE(fresh.producer_id.value, 0);
+    EXPECT_EQ(fresh.producer_epoch.value, 0);
+    if (version < 3) continue;
+    request.producer_id = fresh.producer_id;  // KIP-360: bump this one
+    request.producer_epoch = fresh.producer_epoch;
+    auto bumped = init_producer_id(*client, version, request);
+    EXPECT_EQ(bumped.error_code, ErrorCode::kNone);
+    EXPECT_EQ(bumped.producer_id, fresh.producer_id);
+    EXPECT_EQ(bumped.producer_epoch.value, 1);
+  }
+  EXPECT_TRUE(answers_api_versions(*client, 12));
+}
+
+TEST_F(ConnectionTest, InitProducerIdWithATransactionalIdIsRefusedAndTheConnectionStays) {
   start();
   auto client = connect();
   InitProducerIdRequest request;
-  request.transactional_id = std::nullopt;
-  ASSERT_TRUE(client->send(ApiKey::kInitProducerId, 4, 11, request));
-  auto frame = client->read_frame();
-  ASSERT_TRUE(frame);
-  std::int32_t correlation = 0;
-  auto response = test::decode_response<InitProducerIdResponse>(*frame, 4, &correlation);
-  ASSERT_TRUE(response);
-  EXPECT_EQ(correlation, 11);
-  EXPECT_EQ(response->error_code, ErrorCode::kUnsupportedVersion);
-  EXPECT_EQ(response->producer_id, kNoProducerId);
+  request.transactional_id = "orders-txn";
+  auto response = init_producer_id(*client, 4, request);
+  EXPECT_EQ(response.error_code, ErrorCode::kTransactionalIdAuthorizationFailed);
+  EXPECT_EQ(response.producer_id, kNoProducerId);
+  EXPECT_EQ(response.producer_epoch, kNoProducerEpoch);
+  request.transactional_id = "";
+  EXPECT_EQ(init_producer_id(*client, 4, request).error_code, ErrorCode::kInvalidRequest);
   EXPECT_TRUE(answers_api_versions(*client, 12));
 }
 

@@ -118,7 +118,7 @@ TEST(ProduceConversion, AnEmptyLegacySetIsAnEmptyRun) {
   EXPECT_TRUE(converted.partitions[0].run.records.empty());
 }
 
-TEST(ProduceConversion, TransactionsAreRefusedIdempotentBatchesTakenAsPlainRecords) {
+TEST(ProduceConversion, TransactionsAreRefusedIdempotentBatchesTakenAsRecordsWithTheirIdentity) {
   const auto records = test::numbered_records(3);
   auto with_txn_id = test::decoded_produce(
       7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records)}}, std::string("txn-1"));
@@ -137,7 +137,36 @@ TEST(ProduceConversion, TransactionsAreRefusedIdempotentBatchesTakenAsPlainRecor
   RecordBatchBuildOptions idempotent = txn;
   idempotent.transactional = false;
   auto idem = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kLz4, records, idempotent)}});
-  expect_records(convert_produce_request(idem.request, 7, idem.frame).partitions[0], records, true);
+  const PartitionProduce converted = convert_produce_request(idem.request, 7, idem.frame).partitions[0];
+  expect_records(converted, records, true);
+  // Its identity goes to the front end's dedup (ClientProducers).
+  ASSERT_TRUE(converted.client_batch);
+  EXPECT_EQ(converted.client_batch->producer_id, 42);
+  EXPECT_EQ(converted.client_batch->epoch, 0);
+  EXPECT_EQ(converted.client_batch->first_sequence, 0);
+  EXPECT_EQ(converted.client_batch->last_sequence, 2);
+}
+
+TEST(ProduceConversion, AnIdempotentEntryIsOneBatchWithASequence) {
+  const auto records = test::numbered_records(2);
+  RecordBatchBuildOptions o;
+  o.producer_id = 42;
+  o.producer_epoch = 0;
+  o.base_sequence = 0;
+  Bytes two = test::record_batch(CompressionCodec::kNone, records, o);
+  o.base_sequence = 2;
+  const Bytes second = test::record_batch(CompressionCodec::kNone, records, o);
+  two.insert(two.end(), second.begin(), second.end());
+  auto doubled = test::decoded_produce(7, -1, {{"orders", 0, two}});
+  EXPECT_EQ(convert_produce_request(doubled.request, 7, doubled.frame).partitions[0].error, ErrorCode::kInvalidRecord);
+  o.base_sequence = -1;
+  auto unsequenced = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records, o)}});
+  const PartitionProduce p = convert_produce_request(unsequenced.request, 7, unsequenced.frame).partitions[0];
+  EXPECT_EQ(p.error, ErrorCode::kInvalidRecord);
+  EXPECT_FALSE(p.client_batch);
+  // Without a producer id: plain records, nothing to deduplicate.
+  auto plain = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records)}});
+  EXPECT_FALSE(convert_produce_request(plain.request, 7, plain.frame).partitions[0].client_batch);
 }
 
 TEST(ProduceConversion, IllegalTopicNamesAreRefused) {

@@ -42,6 +42,7 @@ void exercise_everything(Metrics& m) {
   m.on_client_request_done(-1, std::chrono::milliseconds(8));
   m.on_records_received(120, 40000);
   m.set_backpressure(true);
+  m.on_client_produce("librdkafka", "2.0.2", 7, 2);
   const std::array<BrokerSample, 2> brokers{BrokerSample{1, 2, true}, BrokerSample{2, 0, false}};
   m.sample(4096, brokers);
 }
@@ -67,6 +68,8 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"records_failed_total", T::Counter, {"error"}},
       {"buffered_bytes", T::Gauge, {}},
       {"backpressure_active", T::Gauge, {}},
+      {"client_duplicates_total", T::Counter, {"outcome"}},
+      {"client_produce_requests_total", T::Counter, {"magic", "software", "software_version", "version"}},
       {"inflight_batches", T::Gauge, {"partition", "topic"}},
       {"inflight_requests", T::Gauge, {"broker"}},
       {"partition_window", T::Gauge, {"partition", "topic"}},
@@ -118,6 +121,35 @@ TEST(Metrics, UnlabelledSeriesShowZeroBeforeAnything) {
     EXPECT_EQ(value_of(*m.registry(), n("client_request_duration_seconds"), {{"acks", acks}}), 0)
         << acks;
   }
+}
+
+TEST(Metrics, ClientDuplicatesByOutcomeStartAtZero) {
+  Metrics m(MetricsConfig{});
+  const auto& r = *m.registry();
+  EXPECT_EQ(value_of(r, n("client_duplicates_total"), {{"outcome", "acked"}}), 0);
+  m.frontend_observer().on_client_duplicate("acked");
+  m.frontend_observer().on_client_duplicate("in_flight");
+  m.frontend_observer().on_client_duplicate("in_flight");
+  EXPECT_EQ(value_of(r, n("client_duplicates_total"), {{"outcome", "acked"}}), 1);
+  EXPECT_EQ(value_of(r, n("client_duplicates_total"), {{"outcome", "in_flight"}}), 2);
+}
+
+TEST(Metrics, ClientProduceRequestsBySoftwareVersionAndMagicAreBounded) {
+  Metrics m(MetricsConfig{});
+  const auto& r = *m.registry();
+  m.frontend_observer().on_client_produce("kafka-python", "", 1, 0);
+  m.frontend_observer().on_client_produce("kafka-python", "", 1, 0);
+  m.frontend_observer().on_client_produce("apache-kafka-java", "4.4.0", 12, 2);
+  m.frontend_observer().on_client_produce("kcat", "", 0, -1);
+  const auto n_of = [&](std::string sw, std::string v, std::string version, std::string magic) {
+    return value_of(r, n("client_produce_requests_total"),
+                    {{"software", sw}, {"software_version", v}, {"version", version}, {"magic", magic}});
+  };
+  EXPECT_EQ(n_of("kafka-python", "", "1", "0"), 2);
+  EXPECT_EQ(n_of("apache-kafka-java", "4.4.0", "12", "2"), 1);
+  EXPECT_EQ(n_of("kcat", "", "0", "none"), 1);
+  for (int i = 0; i < 200; ++i) m.on_client_produce("peer-" + std::to_string(i), "1", 9, 2);
+  EXPECT_EQ(n_of("other", "", "9", "2"), 200 - (Metrics::kMaxClientSoftwareSeries - 3));
 }
 
 TEST(Metrics, FrontEndMethodsMoveTheirSeries) {

@@ -1,0 +1,220 @@
+#include "proxy/frontend/client_producers.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace pp {
+namespace {
+
+constexpr std::int32_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+// Kafka's coordinator hands out a new id once an epoch reaches
+// Short.MaxValue - 1 (ProducerIdAndEpoch / TransactionMetadata.isEpochExhausted).
+constexpr std::int16_t kLastBumpableEpoch = std::numeric_limits<std::int16_t>::max() - 2;
+// Expired producers are looked for at most this often.
+constexpr std::uint64_t kExpiryScanMs = 1000;
+
+bool in_sequence(std::int32_t last, std::int32_t next) {
+  return static_cast<std::int64_t>(next) == static_cast<std::int64_t>(last) + 1 || (next == 0 && last == kInt32Max);
+}
+
+std::string describe(const ClientBatch& b) {
+  return "producer " + std::to_string(b.producer_id) + " epoch " + std::to_string(b.epoch) + " sequences " +
+         std::to_string(b.first_sequence) + ".." + std::to_string(b.last_sequence);
+}
+
+}  // namespace
+
+std::int32_t last_sequence_of(std::int32_t base_sequence, std::int32_t last_offset_delta) {
+  if (base_sequence > kInt32Max - last_offset_delta) {
+    return static_cast<std::int32_t>(static_cast<std::int64_t>(base_sequence) + last_offset_delta - kInt32Max - 1);
+  }
+  return base_sequence + last_offset_delta;
+}
+
+ClientProducers::ClientProducers(ClientProducersConfig config)
+    : config_(config), next_producer_id_(std::max<std::int64_t>(config.first_producer_id, 0)) {
+  config_.batches_to_retain = std::max<std::size_t>(config_.batches_to_retain, 1);
+  config_.max_producers = std::max<std::size_t>(config_.max_producers, 1);
+}
+
+void ClientProducers::maybe_expire(std::uint64_t now_ms) {
+  if (now_ms < next_expiry_scan_ms_) return;
+  next_expiry_scan_ms_ = now_ms + kExpiryScanMs;
+  expire(now_ms);
+}
+
+void ClientProducers::expire(std::uint64_t now_ms) {
+  const auto idle = static_cast<std::uint64_t>(std::max<std::int64_t>(config_.idle_timeout_ms, 0));
+  std::erase_if(producers_, [&](const auto& entry) {
+    const Producer& p = entry.second;
+    return p.in_flight == 0 && now_ms >= p.last_used_ms && now_ms - p.last_used_ms >= idle;
+  });
+}
+
+ClientProducers::Producer* ClientProducers::make_room_and_add(std::int64_t producer_id, std::int16_t epoch,
+                                                              std::uint64_t now_ms) {
+  if (producers_.size() >= config_.max_producers) {
+    auto victim = producers_.end();
+    for (auto it = producers_.begin(); it != producers_.end(); ++it) {
+      if (it->second.in_flight != 0) continue;
+      if (victim == producers_.end() || it->second.last_used_ms < victim->second.last_used_ms) victim = it;
+    }
+    if (victim == producers_.end()) return nullptr;  // every one has batches in flight
+    producers_.erase(victim);
+  }
+  Producer& p = producers_[producer_id];
+  p.epoch = epoch;
+  p.last_used_ms = now_ms;
+  return &p;
+}
+
+InitProducerIdAnswer ClientProducers::fresh_id(std::uint64_t now_ms) {
+  // Skip ids in use: a client from before a restart may still name one.
+  while (producers_.contains(next_producer_id_)) {
+    next_producer_id_ = next_producer_id_ == kInt64Max ? 0 : next_producer_id_ + 1;
+  }
+  const std::int64_t id = next_producer_id_;
+  if (!make_room_and_add(id, 0, now_ms)) {
+    return {ErrorCode::kCoordinatorLoadInProgress, -1, -1, false};  // retriable: clients ask again
+  }
+  next_producer_id_ = next_producer_id_ == kInt64Max ? 0 : next_producer_id_ + 1;
+  return {ErrorCode::kNone, id, 0, false};
+}
+
+InitProducerIdAnswer ClientProducers::init_producer_id(std::int64_t producer_id, std::int16_t epoch,
+                                                       std::uint64_t now_ms) {
+  maybe_expire(now_ms);
+  auto it = producer_id >= 0 && epoch >= 0 ? producers_.find(producer_id) : producers_.end();
+  if (it == producers_.end()) return fresh_id(now_ms);
+  Producer& p = it->second;
+  p.last_used_ms = now_ms;
+  if (epoch > p.epoch) p.epoch = epoch;  // the client bumped locally, as Java's does
+  if (epoch == p.epoch) {
+    if (p.epoch > kLastBumpableEpoch) return fresh_id(now_ms);
+    ++p.epoch;
+    p.bumped_by_request = true;
+    return {ErrorCode::kNone, producer_id, p.epoch, true};
+  }
+  // The answer to an earlier bump was lost and the client asks again.
+  if (p.bumped_by_request && epoch + 1 == p.epoch) return {ErrorCode::kNone, producer_id, p.epoch, true};
+  return fresh_id(now_ms);
+}
+
+std::optional<BatchCheck> ClientProducers::find_duplicate(Producer& producer, PartitionState& state,
+                                                          const PartitionKey& key, const ClientBatch& batch) {
+  for (Retained& r : state.batches) {
+    if (r.epoch != batch.epoch || r.first_sequence != batch.first_sequence || r.last_sequence != batch.last_sequence) {
+      continue;
+    }
+    switch (r.state) {
+      case BatchState::kAcked:
+        return BatchCheck{BatchVerdict::kDuplicateAcked, 0, r.outcome};
+      case BatchState::kInFlight:
+        return BatchCheck{BatchVerdict::kDuplicateInFlight, r.handle, {}};
+      case BatchState::kFailed: {
+        r.state = BatchState::kInFlight;
+        r.handle = next_handle_++;
+        in_flight_[r.handle] = InFlight{batch.producer_id, key, {}};
+        ++producer.in_flight;
+        return BatchCheck{BatchVerdict::kAppend, r.handle, {}};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ErrorCode> ClientProducers::sequence_error(const PartitionState& state, const ClientBatch& batch,
+                                                         std::string& message) const {
+  if (state.epoch < 0) return std::nullopt;  // rule 5
+  if (batch.epoch < state.epoch) {
+    message = describe(batch) + ": the partition has seen epoch " + std::to_string(state.epoch);
+    return ErrorCode::kInvalidProducerEpoch;
+  }
+  if (batch.epoch > state.epoch) {
+    if (batch.first_sequence == 0) return std::nullopt;
+    message = describe(batch) + ": a new epoch must start at sequence 0";
+    return ErrorCode::kOutOfOrderSequenceNumber;
+  }
+  if (in_sequence(state.last_sequence, batch.first_sequence)) return std::nullopt;
+  message = describe(batch) + ": expected first sequence after " + std::to_string(state.last_sequence);
+  return ErrorCode::kOutOfOrderSequenceNumber;
+}
+
+void ClientProducers::trim(PartitionState& state) const {
+  auto it = state.batches.begin();
+  while (state.batches.size() > config_.batches_to_retain && it != state.batches.end()) {
+    it = it->state == BatchState::kInFlight ? std::next(it) : state.batches.erase(it);
+  }
+}
+
+BatchCheck ClientProducers::append(Producer& producer, PartitionState& state, const PartitionKey& key,
+                                   const ClientBatch& batch) {
+  if (batch.epoch != state.epoch) {
+    // A new epoch: what was retained of older ones can never match again;
+    // batches still in flight stay until they complete.
+    std::erase_if(state.batches, [](const Retained& r) { return r.state != BatchState::kInFlight; });
+    state.epoch = batch.epoch;
+  }
+  state.last_sequence = batch.last_sequence;
+  Retained& r = state.batches.emplace_back();
+  r.epoch = batch.epoch;
+  r.first_sequence = batch.first_sequence;
+  r.last_sequence = batch.last_sequence;
+  r.handle = next_handle_++;
+  in_flight_[r.handle] = InFlight{batch.producer_id, key, {}};
+  ++producer.in_flight;
+  const std::uint64_t handle = r.handle;
+  trim(state);
+  return BatchCheck{BatchVerdict::kAppend, handle, {}};
+}
+
+BatchCheck ClientProducers::check(const std::string& topic, std::int32_t partition, const ClientBatch& batch,
+                                  std::uint64_t now_ms) {
+  maybe_expire(now_ms);
+  auto it = producers_.find(batch.producer_id);
+  Producer* producer = it == producers_.end() ? nullptr : &it->second;
+  if (!producer) producer = make_room_and_add(batch.producer_id, batch.epoch, now_ms);
+  if (!producer) {
+    ClientBatchOutcome o{ErrorCode::kNotEnoughReplicas, -1, -1, -1, "too many client producers with batches in flight"};
+    return BatchCheck{BatchVerdict::kReject, 0, std::move(o)};
+  }
+  producer->last_used_ms = now_ms;
+  producer->epoch = std::max(producer->epoch, batch.epoch);
+  PartitionKey key{topic, partition};
+  PartitionState& state = producer->partitions[key];
+  if (auto duplicate = find_duplicate(*producer, state, key, batch)) return std::move(*duplicate);
+  std::string message;
+  if (auto error = sequence_error(state, batch, message)) {
+    return BatchCheck{BatchVerdict::kReject, 0, ClientBatchOutcome{*error, -1, -1, -1, std::move(message)}};
+  }
+  return append(*producer, state, key, batch);
+}
+
+void ClientProducers::attach(std::uint64_t handle, BatchWaiter waiter) {
+  auto it = in_flight_.find(handle);
+  if (it != in_flight_.end()) it->second.waiters.push_back(std::move(waiter));
+}
+
+std::vector<BatchWaiter> ClientProducers::complete(std::uint64_t handle, const ClientBatchOutcome& outcome) {
+  auto it = in_flight_.find(handle);
+  if (it == in_flight_.end()) return {};
+  InFlight done = std::move(it->second);
+  in_flight_.erase(it);
+  auto producer = producers_.find(done.producer_id);
+  if (producer == producers_.end()) return std::move(done.waiters);
+  Producer& p = producer->second;
+  if (p.in_flight > 0) --p.in_flight;
+  auto state = p.partitions.find(done.partition);
+  if (state == p.partitions.end()) return std::move(done.waiters);
+  for (Retained& r : state->second.batches) {
+    if (r.handle != handle || r.state != BatchState::kInFlight) continue;
+    r.state = outcome.error == ErrorCode::kNone ? BatchState::kAcked : BatchState::kFailed;
+    r.outcome = outcome;
+    break;
+  }
+  trim(state->second);
+  return std::move(done.waiters);
+}
+
+}  // namespace pp
