@@ -131,7 +131,7 @@ bool is_legal_topic_name(std::string_view name) {
 }
 
 ProduceConversion convert_produce_request(const ProduceRequest& request, std::int16_t version,
-                                          std::shared_ptr<const Bytes> frame,
+                                          const std::shared_ptr<const Bytes>& frame,
                                           const ProduceConversionOptions& options) {
   ProduceConversion out;
   std::size_t budget = options.max_decompressed_bytes;
