@@ -62,7 +62,7 @@ struct ProduceConversion {
 // Idempotent batches (producer id >= 0, not transactional) are taken as plain
 // records: the proxy's own producer id replaces the client's upstream.
 ProduceConversion convert_produce_request(const ProduceRequest& request, std::int16_t version,
-                                          const std::shared_ptr<const Bytes>& frame,
+                                          std::shared_ptr<const Bytes> frame,
                                           const ProduceConversionOptions& options = {});
 
 // Kafka's topic name rule (Topic.validate): 1-249 of [a-zA-Z0-9._-], not "."
