@@ -43,12 +43,16 @@ failed=()
 if [ "$run_format" -eq 1 ]; then
   mapfile -t sources < <(git ls-files -- proxy daemon metrics config tests | grep -E '\.(cc|h)$')
   echo "lint: clang-format-16 --dry-run over ${#sources[@]} files"
-  if nice clang-format-16 --dry-run --Werror "${sources[@]}"; then
+  format_log=$(mktemp)
+  if nice clang-format-16 --dry-run --Werror "${sources[@]}" >"$format_log" 2>&1; then
     echo "lint: format: ok"
   else
-    echo "lint: format: FAILED (files above are not formatted as .clang-format says)" >&2
+    # One line per file; `clang-format-16 --dry-run FILE` shows where.
+    grep -oE '^[^:]+\.(cc|h):' "$format_log" | sed 's/:$//; s|^'"$root"'/||' | sort -u | sed 's/^/  not formatted: /' || cat "$format_log"
+    echo "lint: format: FAILED ($(grep -oE '^[^:]+\.(cc|h):' "$format_log" | sort -u | wc -l) files differ from .clang-format)" >&2
     failed+=(format)
   fi
+  rm -f "$format_log"
 fi
 
 if [ "$run_tidy" -eq 1 ]; then
@@ -74,9 +78,9 @@ if [ "$run_tidy" -eq 1 ]; then
   status=0
   nice run-clang-tidy-16 -quiet -p "$build_dir" -j"${LINT_JOBS:-2}" "${checks[@]}" \
     "^$root/(proxy|daemon|metrics|config)/.*\.cc\$" >"$log" 2>&1 || status=$?
-  # Keep the findings and their context; drop clang-tidy's per-file counts of
+  # Keep the findings and their context; drop the per-file command lines and counts of
   # suppressed warnings from system headers.
-  grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|^Use -header-filter=|^[0-9]+ warnings? treated as errors?$' "$log" || true
+  grep -vE '^clang-tidy-16 -p=|^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|^Use -header-filter=|^[0-9]+ warnings? treated as errors?$' "$log" || true
   findings=$(grep -E ': (warning|error): ' "$log" | sort -u | wc -l)
   echo "lint: tidy took $(( $(date +%s) - start )) s"
   if [ "$status" -ne 0 ] || [ "$findings" -ne 0 ] || [ "$missing" -ne 0 ]; then
