@@ -81,7 +81,7 @@ if [ "$run_tidy" -eq 1 ]; then
   # Keep the findings and their context; drop the per-file command lines and counts of
   # suppressed warnings from system headers.
   grep -vE '^clang-tidy-16 -p=|^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|^Use -header-filter=|^[0-9]+ warnings? treated as errors?$' "$log" || true
-  findings=$(grep -E ': (warning|error): ' "$log" | sort -u | wc -l)
+  findings=$( (grep -E ': (warning|error): ' "$log" || true) | sort -u | wc -l)
   echo "lint: tidy took $(( $(date +%s) - start )) s"
   if [ "$status" -ne 0 ] || [ "$findings" -ne 0 ] || [ "$missing" -ne 0 ]; then
     echo "lint: tidy: FAILED ($findings findings, run-clang-tidy exit $status)" >&2
