@@ -4,7 +4,7 @@
 
 namespace pp {
 
-ProducerDriver::ProducerDriver(uv_loop_t* loop, upstream::UpstreamConfig upstream_config,
+ProducerDriver::ProducerDriver(uv_loop_t* loop, const upstream::UpstreamConfig& upstream_config,
                                PipelineConfig pipeline_config, PipelineObserver* observer)
     : clock_(loop),
       upstream_(loop, upstream_config, [this](const MetadataUpdate& update) { on_metadata(update); }),

@@ -33,7 +33,7 @@ class LoopClock final : public Clock {
 
 class ProducerDriver final : public TopicDirectory {
  public:
-  ProducerDriver(uv_loop_t* loop, upstream::UpstreamConfig upstream_config, PipelineConfig pipeline_config,
+  ProducerDriver(uv_loop_t* loop, const upstream::UpstreamConfig& upstream_config, PipelineConfig pipeline_config,
                  PipelineObserver* observer = nullptr);
   ~ProducerDriver() override;
   ProducerDriver(const ProducerDriver&) = delete;

@@ -40,6 +40,9 @@ packages=(
   # clang 16 builds the asan preset and the libFuzzer targets: it has what
   # libstdc++ 12's <expected> needs (cmake/warnings.cmake), clang 14 does not
   clang-16 libclang-rt-16-dev
+  # scripts/lint.sh (run by scripts/test.sh): the same clang 16 parses the
+  # C++23 code for clang-tidy; clang-format-16 checks .clang-format
+  clang-tidy-16 clang-format-16
   # libraries the proxy links
   libuv1-dev librdkafka-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
   libtomlplusplus-dev libcli11-dev zlib1g-dev liblz4-dev libzstd-dev

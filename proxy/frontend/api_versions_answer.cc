@@ -12,7 +12,7 @@ namespace {
 std::optional<Versions> handled_versions(ApiKey key) {
   switch (key) {
     case ApiKey::kProduce: return Versions{0, kFrontendMaxProduceVersion};
-    case ApiKey::kMetadata: return Versions{0, kMaxVersion};
+    case ApiKey::kMetadata:
     case ApiKey::kApiVersions: return Versions{0, kMaxVersion};
     // Idempotent clients only (issue 16): ids from ClientProducers.
     case ApiKey::kInitProducerId: return Versions{0, kMaxVersion};

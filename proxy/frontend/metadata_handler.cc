@@ -30,7 +30,7 @@ void handle_metadata(ClientSession& session, const RequestHeader& header, WireRe
     return;
   }
   session.context().topics.describe(query.topics, query.allow_auto_topic_creation,
-                                    [answer](std::vector<TopicDescription> described) { answer(described); });
+                                    [answer](const std::vector<TopicDescription>& described) { answer(described); });
 }
 
 }  // namespace pp

@@ -305,7 +305,7 @@ void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch
 }
 
 void IdempotentProducer::fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error,
-                                    std::string message) {
+                                    const std::string& message) {
   p.forget(batch);
   observer_->on_records_failed(error, batch->record_count);  // before the clients hear, as above
   for (const auto& piece : batch->pieces) accumulator_.finish_piece(piece, nullptr, error, message);

@@ -31,7 +31,7 @@ class IdempotentProducer final : public RecordSink {
  public:
   IdempotentProducer(PipelineConfig config, UpstreamPort& upstream, const Clock& clock,
                      PipelineObserver* observer = nullptr);
-  ~IdempotentProducer();
+  ~IdempotentProducer() override;
   IdempotentProducer(const IdempotentProducer&) = delete;
   IdempotentProducer& operator=(const IdempotentProducer&) = delete;
 
@@ -121,7 +121,7 @@ class IdempotentProducer final : public RecordSink {
   // completion
   void complete_batch(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
                       const ProducePartitionResponse* response);
-  void fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::string message);
+  void fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error, const std::string& message);
 
   PipelineConfig config_;
   UpstreamPort& upstream_;

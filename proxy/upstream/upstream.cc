@@ -202,6 +202,7 @@ void Upstream::set_leaders_in_use(const std::set<std::int32_t>& nodes) {
 
 std::vector<BrokerStatus> Upstream::broker_status() const {
   std::vector<BrokerStatus> out;
+  out.reserve(connections_.size());
   for (const auto& [id, c] : connections_) {
     out.push_back(BrokerStatus{id, c->address().to_string(), c->ready(), c->in_flight(),
                                c->produce_requests_sent(),
