@@ -24,8 +24,7 @@ std::optional<std::string> host_port_problem(std::string_view text, bool allow_p
   }
   if (host.empty()) return "the host is empty";
   for (const char c : host) {
-    if (c == ' ' || c == '\t' || c == '/' || c == '[' || c == ']')
-      return "the host has a bad character";
+    if (c == ' ' || c == '\t' || c == '/' || c == '[' || c == ']') return "the host has a bad character";
   }
   if (port.empty()) return "the port is empty";
   unsigned value = 0;

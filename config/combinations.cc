@@ -40,8 +40,8 @@ class Rules {
       message += " (there is no config file at " + facts_.file_name +
                  "; name one with --config or PRODUCE_PROXY_CONFIG, or use --set)";
     }
-    errors_.push_back(ConfigError{facts_.upstream_table.value_or(Location{facts_.file_name, 1, 1}),
-                                  std::move(message)});
+    errors_.push_back(
+        ConfigError{facts_.upstream_table.value_or(Location{facts_.file_name, 1, 1}), std::move(message)});
   }
 
  private:
@@ -51,23 +51,19 @@ class Rules {
 
 }  // namespace
 
-void check_combinations(const Settings& s, const KeyFacts& facts,
-                        std::vector<ConfigError>& errors) {
+void check_combinations(const Settings& s, const KeyFacts& facts, std::vector<ConfigError>& errors) {
   Rules rules(facts, errors);
   if (!facts.bad.contains("upstream.bootstrap_servers")) rules.require_bootstrap();
 
   const auto& p = s.producer;
   // Kafka's ProducerConfig rule: a record must be allowed to wait out its
   // linger and one full request before it can time out.
-  if (rules.all_valid(
-          {"producer.delivery_timeout_ms", "producer.linger_ms", "upstream.request_timeout_ms"}) &&
+  if (rules.all_valid({"producer.delivery_timeout_ms", "producer.linger_ms", "upstream.request_timeout_ms"}) &&
       p.delivery_timeout_ms < p.linger_ms + s.upstream.request_timeout_ms) {
-    rules.error(
-        {"producer.delivery_timeout_ms", "upstream.request_timeout_ms", "producer.linger_ms"},
-        "producer.delivery_timeout_ms (" + std::to_string(p.delivery_timeout_ms) +
-            ") must be at least producer.linger_ms + upstream.request_timeout_ms (" +
-            std::to_string(p.linger_ms) + " + " + std::to_string(s.upstream.request_timeout_ms) +
-            ")");
+    rules.error({"producer.delivery_timeout_ms", "upstream.request_timeout_ms", "producer.linger_ms"},
+                "producer.delivery_timeout_ms (" + std::to_string(p.delivery_timeout_ms) +
+                    ") must be at least producer.linger_ms + upstream.request_timeout_ms (" +
+                    std::to_string(p.linger_ms) + " + " + std::to_string(s.upstream.request_timeout_ms) + ")");
   }
   // One full batch must fit in the buffer, or the accumulator could never
   // fill a batch before client reads pause.
@@ -75,23 +71,21 @@ void check_combinations(const Settings& s, const KeyFacts& facts,
       p.buffer_memory_bytes < p.batch_bytes) {
     rules.error({"producer.buffer_memory_bytes", "producer.batch_bytes"},
                 "producer.buffer_memory_bytes (" + std::to_string(p.buffer_memory_bytes) +
-                    ") must be at least producer.batch_bytes (" + std::to_string(p.batch_bytes) +
-                    ")");
+                    ") must be at least producer.batch_bytes (" + std::to_string(p.batch_bytes) + ")");
   }
   // Kafka clamps silently; we say so, since the backoff would never grow.
   if (rules.all_valid({"producer.retry_backoff_ms", "producer.retry_backoff_max_ms"}) &&
       p.retry_backoff_max_ms < p.retry_backoff_ms) {
     rules.error({"producer.retry_backoff_max_ms", "producer.retry_backoff_ms"},
                 "producer.retry_backoff_max_ms (" + std::to_string(p.retry_backoff_max_ms) +
-                    ") must be at least producer.retry_backoff_ms (" +
-                    std::to_string(p.retry_backoff_ms) + ")");
+                    ") must be at least producer.retry_backoff_ms (" + std::to_string(p.retry_backoff_ms) + ")");
   }
   // Two listeners cannot bind one address (port 0 picks two different ports).
-  if (rules.all_valid({"listener.address", "metrics.address"}) &&
-      s.listener.address == s.metrics.address && !s.metrics.address.ends_with(":0")) {
-    rules.error({"metrics.address", "listener.address"},
-                "metrics.address is the same as listener.address (" + s.metrics.address +
-                    "); they are two listeners and need two ports");
+  if (rules.all_valid({"listener.address", "metrics.address"}) && s.listener.address == s.metrics.address &&
+      !s.metrics.address.ends_with(":0")) {
+    rules.error({"metrics.address", "listener.address"}, "metrics.address is the same as listener.address (" +
+                                                             s.metrics.address +
+                                                             "); they are two listeners and need two ports");
   }
 }
 

@@ -27,8 +27,7 @@ struct ConfigError {
 
   // "FILE:LINE:COLUMN: message"
   std::string to_string() const {
-    return where.source + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
-           ": " + message;
+    return where.source + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " + message;
   }
 };
 

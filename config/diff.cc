@@ -11,8 +11,8 @@ std::vector<KeyChange> diff_settings(const Settings& before, const Settings& aft
   visit_keys(
       [&](const KeySpec& spec, const auto& was, const auto& now) {
         if (was == now) return;
-        changes.push_back(KeyChange{spec.full_name(), format_value(was), format_value(now),
-                                    spec.apply == Apply::kLive});
+        changes.push_back(
+            KeyChange{spec.full_name(), format_value(was), format_value(now), spec.apply == Apply::kLive});
       },
       before, after);
   return changes;

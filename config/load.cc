@@ -22,8 +22,7 @@ struct FileText {
 };
 
 FileText read_file(const std::string& path) {
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"),
-                                                          &std::fclose);
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return FileText{{}, errno};
   FileText out;
   char buffer[16384];
@@ -47,8 +46,7 @@ std::unique_ptr<toml::node> parse_toml_value(std::string_view value) {
     // A value with a newline could smuggle in more keys: only one key is a value.
     if (t.size() != 1 || t.get("v") == nullptr) return nullptr;
     std::unique_ptr<toml::node> out;
-    t.get("v")->visit(
-        [&](auto&& n) { out = std::make_unique<std::remove_cvref_t<decltype(n)>>(n); });
+    t.get("v")->visit([&](auto&& n) { out = std::make_unique<std::remove_cvref_t<decltype(n)>>(n); });
     return out;
   } catch (const toml::parse_error&) {
     return nullptr;
@@ -88,8 +86,7 @@ std::unique_ptr<toml::node> override_value(const KeySpec& spec, std::string_view
   return parsed;
 }
 
-void apply_overrides(Document& doc, std::span<const std::string> overrides,
-                     std::vector<ConfigError>& errors) {
+void apply_overrides(Document& doc, std::span<const std::string> overrides, std::vector<ConfigError>& errors) {
   for (std::size_t i = 0; i < overrides.size(); ++i) {
     const std::string& text = overrides[i];
     const auto line = static_cast<std::int64_t>(i + 1);
@@ -107,8 +104,8 @@ void apply_overrides(Document& doc, std::span<const std::string> overrides,
     const KeySpec* spec = find_key(section, name);
     if (spec == nullptr) {
       const auto hint = suggest_key(section, name);
-      errors.push_back({key_at, "unknown key '" + std::string(key) + "'" +
-                                    (hint ? "; did you mean '" + *hint + "'?" : "")});
+      errors.push_back(
+          {key_at, "unknown key '" + std::string(key) + "'" + (hint ? "; did you mean '" + *hint + "'?" : "")});
       continue;
     }
     const Location value_at{kOverrideSource, line, static_cast<std::int64_t>(eq + 2)};
@@ -121,8 +118,7 @@ void apply_overrides(Document& doc, std::span<const std::string> overrides,
     // A section that is not a table is reported from the file; nothing to merge into.
     if (!section_node->is_table()) continue;
     toml::table& table = *section_node->as_table();
-    std::move(*node).visit(
-        [&](auto&& n) { table.insert_or_assign(spec->name, std::forward<decltype(n)>(n)); });
+    std::move(*node).visit([&](auto&& n) { table.insert_or_assign(spec->name, std::forward<decltype(n)>(n)); });
     doc.overridden.insert_or_assign(spec->full_name(), value_at);
   }
 }
@@ -138,8 +134,7 @@ void sort_errors(std::vector<ConfigError>& errors) {
   });
 }
 
-LoadResult finish(Document& doc, std::span<const std::string> overrides,
-                  std::vector<ConfigError> errors) {
+LoadResult finish(Document& doc, std::span<const std::string> overrides, std::vector<ConfigError> errors) {
   apply_overrides(doc, overrides, errors);
   Settings settings = read_settings(doc, errors);
   if (!errors.empty()) {
@@ -159,13 +154,11 @@ LoadResult fail_with(ConfigError file_error, std::span<const std::string> overri
   return std::unexpected(std::move(errors));
 }
 
-LoadResult parse_into(Document& doc, std::string_view text,
-                      std::span<const std::string> overrides) {
+LoadResult parse_into(Document& doc, std::string_view text, std::span<const std::string> overrides) {
   try {
     doc.root = toml::parse(text, doc.file_name);
   } catch (const toml::parse_error& e) {
-    return fail_with({parse_error_location(e, doc.file_name),
-                      "TOML syntax error: " + std::string(e.description())},
+    return fail_with({parse_error_location(e, doc.file_name), "TOML syntax error: " + std::string(e.description())},
                      overrides);
   }
   return finish(doc, overrides, {});
@@ -191,8 +184,7 @@ LoadResult load_settings(const ConfigSource& source) {
       return finish(doc, source.overrides, {});
     }
     const std::string reason = std::strerror(file.error);
-    return fail_with({Location{doc.file_name, 1, 1}, "cannot read the config file: " + reason},
-                     source.overrides);
+    return fail_with({Location{doc.file_name, 1, 1}, "cannot read the config file: " + reason}, source.overrides);
   }
   return parse_into(doc, file.text, source.overrides);
 }

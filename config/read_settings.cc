@@ -60,8 +60,7 @@ class Reader {
       if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
         if (node.is_table()) {
           const auto hint = suggest_section(section);
-          error(at, "unknown section [" + std::string(section) + "]" +
-                        (hint ? "; did you mean [" + *hint + "]?" : ""));
+          error(at, "unknown section [" + std::string(section) + "]" + (hint ? "; did you mean [" + *hint + "]?" : ""));
         } else {
           unknown_key(at, "", section);
         }
@@ -98,14 +97,11 @@ class Reader {
   }
 
  private:
-  void error(Location at, std::string message) {
-    errors_.push_back(ConfigError{std::move(at), std::move(message)});
-  }
+  void error(Location at, std::string message) { errors_.push_back(ConfigError{std::move(at), std::move(message)}); }
 
   // A dotted key (Kafka style, `batch.size = 1`) is a sub-table in TOML:
   // report its leaves by their dotted names, which suggest_key() understands.
-  void report_unknown_value(Location at, std::string_view section, const std::string& name,
-                            const toml::node& value) {
+  void report_unknown_value(Location at, std::string_view section, const std::string& name, const toml::node& value) {
     if (!value.is_table() || value.as_table()->empty()) {
       unknown_key(std::move(at), section, name);
       return;
@@ -114,17 +110,14 @@ class Reader {
       // On the same line it is one dotted key: point at its start.
       Location leaf = key_location(sub, sub_value);
       if (leaf.line == at.line) leaf = at;
-      report_unknown_value(std::move(leaf), section, name + "." + std::string(sub.str()),
-                           sub_value);
+      report_unknown_value(std::move(leaf), section, name + "." + std::string(sub.str()), sub_value);
     }
   }
 
   void unknown_key(Location at, std::string_view section, std::string_view name) {
-    const std::string full =
-        section.empty() ? std::string(name) : std::string(section) + "." + std::string(name);
+    const std::string full = section.empty() ? std::string(name) : std::string(section) + "." + std::string(name);
     const auto hint = suggest_key(section, name);
-    error(std::move(at),
-          "unknown key '" + full + "'" + (hint ? "; did you mean '" + *hint + "'?" : ""));
+    error(std::move(at), "unknown key '" + full + "'" + (hint ? "; did you mean '" + *hint + "'?" : ""));
   }
 
   Location node_location(const toml::node& node) const {
@@ -157,14 +150,12 @@ class Reader {
     return section->as_table()->get(spec.name);
   }
 
-  bool wrong_type(const KeySpec& spec, const toml::node& node, const Location& at,
-                  std::string_view expected) {
+  bool wrong_type(const KeySpec& spec, const toml::node& node, const Location& at, std::string_view expected) {
     error(at, spec.full_name() + " must be " + std::string(expected) + ", not " + type_name(node));
     return false;
   }
 
-  bool read_field(const KeySpec& spec, const toml::node& node, const Location& at,
-                  std::int64_t& out) {
+  bool read_field(const KeySpec& spec, const toml::node& node, const Location& at, std::int64_t& out) {
     const auto* v = node.as_integer();
     if (v == nullptr) return wrong_type(spec, node, at, "an integer");
     const std::int64_t value = v->get();
@@ -176,8 +167,7 @@ class Reader {
       return false;
     }
     if (value < spec.min || value > spec.max) {
-      error(at, shown + " is out of range [" + std::to_string(spec.min) + ", " +
-                    std::to_string(spec.max) + "]");
+      error(at, shown + " is out of range [" + std::to_string(spec.min) + ", " + std::to_string(spec.max) + "]");
       return false;
     }
     out = value;
@@ -191,8 +181,7 @@ class Reader {
     return true;
   }
 
-  bool read_field(const KeySpec& spec, const toml::node& node, const Location& at,
-                  std::string& out) {
+  bool read_field(const KeySpec& spec, const toml::node& node, const Location& at, std::string& out) {
     const auto* v = node.as_string();
     if (v == nullptr) return wrong_type(spec, node, at, "a string");
     const std::string& value = v->get();
@@ -220,8 +209,7 @@ class Reader {
     return true;
   }
 
-  bool read_field(const KeySpec& spec, const toml::node& node, const Location& at,
-                  std::vector<std::string>& out) {
+  bool read_field(const KeySpec& spec, const toml::node& node, const Location& at, std::vector<std::string>& out) {
     const auto* array = node.as_array();
     if (array == nullptr) return wrong_type(spec, node, at, "an array of strings");
     const bool overridden = doc_.overridden.contains(spec.full_name());
@@ -240,8 +228,7 @@ class Reader {
       values.push_back(v->get());
       if (values.back() == kEmbeddedBootstrap) continue;
       if (const auto problem = host_port_problem(values.back(), /*allow_port_zero=*/false)) {
-        error(element_at,
-              name + " = " + format_value(values.back()) + " is not valid: " + *problem);
+        error(element_at, name + " = " + format_value(values.back()) + " is not valid: " + *problem);
         ok = false;
       }
     }
@@ -252,8 +239,7 @@ class Reader {
                     "in-process demo cluster");
       return false;
     }
-    if (values.size() > 1 &&
-        std::find(values.begin(), values.end(), kEmbeddedBootstrap) != values.end()) {
+    if (values.size() > 1 && std::find(values.begin(), values.end(), kEmbeddedBootstrap) != values.end()) {
       error(at, "\"embedded\" must be the only entry of " + spec.full_name() +
                     ": the in-process cluster replaces the real one");
       return false;
@@ -263,7 +249,7 @@ class Reader {
   }
 
   template <class E>
-  requires std::is_enum_v<E>
+    requires std::is_enum_v<E>
   bool read_field(const KeySpec& spec, const toml::node& node, const Location& at, E& out) {
     std::string choices;
     std::vector<std::string> names;

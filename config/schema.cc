@@ -24,9 +24,8 @@ std::vector<std::string_view> all_sections() {
 const KeySpec* find_key(std::string_view section, std::string_view name) {
   // Built once: callers look keys up for every node of a file.
   static const std::vector<KeySpec> keys = all_keys();
-  const auto it = std::find_if(keys.begin(), keys.end(), [&](const KeySpec& k) {
-    return k.section == section && k.name == name;
-  });
+  const auto it =
+      std::find_if(keys.begin(), keys.end(), [&](const KeySpec& k) { return k.section == section && k.name == name; });
   return it == keys.end() ? nullptr : &*it;
 }
 

@@ -47,8 +47,8 @@ struct KeySpec {
 // to compare or copy key by key. The single place that ties a TOML key to a
 // Settings member.
 template <class F, class... S>
-requires(sizeof...(S) > 0 && (std::is_same_v<std::remove_const_t<S>, Settings> &&
-                              ...)) void visit_keys(F&& f, S&... s) {
+  requires(sizeof...(S) > 0 && (std::is_same_v<std::remove_const_t<S>, Settings> && ...))
+void visit_keys(F&& f, S&... s) {
   constexpr auto kLive = Apply::kLive;
   constexpr auto kRestart = Apply::kRestart;
   f(KeySpec{"listener", "address", 0, 0, kRestart, Check::kListenAddress}, s.listener.address...);
@@ -56,8 +56,7 @@ requires(sizeof...(S) > 0 && (std::is_same_v<std::remove_const_t<S>, Settings> &
     s.listener.advertised_address...);
   f(KeySpec{"listener", "max_connections", 1, 1000000, kRestart}, s.listener.max_connections...);
   // Kafka frames carry an int32 size; below 1 KiB not even Metadata fits.
-  f(KeySpec{"listener", "max_request_bytes", 1024, kInt32Max, kRestart},
-    s.listener.max_request_bytes...);
+  f(KeySpec{"listener", "max_request_bytes", 1024, kInt32Max, kRestart}, s.listener.max_request_bytes...);
   f(KeySpec{"listener", "idle_timeout_ms", 1000, kInt32Max, kLive}, s.listener.idle_timeout_ms...);
   f(KeySpec{"listener", "max_client_producers", 1, 10000000, kRestart}, s.listener.max_client_producers...);
   f(KeySpec{"listener", "client_producer_idle_ms", 1000, std::int64_t{1} << 40, kRestart},
@@ -65,32 +64,25 @@ requires(sizeof...(S) > 0 && (std::is_same_v<std::remove_const_t<S>, Settings> &
   // min 5: what every idempotent client assumes a broker retains.
   f(KeySpec{"listener", "client_batches_to_retain", 5, 1000, kRestart}, s.listener.client_batches_to_retain...);
 
-  f(KeySpec{"upstream", "bootstrap_servers", 0, 0, kRestart, Check::kBootstrapList},
-    s.upstream.bootstrap_servers...);
+  f(KeySpec{"upstream", "bootstrap_servers", 0, 0, kRestart, Check::kBootstrapList}, s.upstream.bootstrap_servers...);
   f(KeySpec{"upstream", "client_id", 0, 0, kRestart, Check::kClientId}, s.upstream.client_id...);
   // Produce's timeout_ms is an int32 on the wire.
-  f(KeySpec{"upstream", "request_timeout_ms", 1, kInt32Max, kLive},
-    s.upstream.request_timeout_ms...);
-  f(KeySpec{"upstream", "metadata_max_age_ms", 100, kInt32Max, kRestart},
-    s.upstream.metadata_max_age_ms...);
+  f(KeySpec{"upstream", "request_timeout_ms", 1, kInt32Max, kLive}, s.upstream.request_timeout_ms...);
+  f(KeySpec{"upstream", "metadata_max_age_ms", 100, kInt32Max, kRestart}, s.upstream.metadata_max_age_ms...);
 
   // Ten minutes is far past any useful linger; the bound catches unit typos.
   f(KeySpec{"producer", "linger_ms", 0, 600000, kLive}, s.producer.linger_ms...);
   // The pipeline sends at most 16 MiB per request, one larger batch alone.
   f(KeySpec{"producer", "batch_bytes", 1, 16777216, kLive}, s.producer.batch_bytes...);
   f(KeySpec{"producer", "compression", 0, 0, kLive}, s.producer.compression...);
-  f(KeySpec{"producer", "max_in_flight_per_connection", 1, 1024, kRestart},
-    s.producer.max_in_flight_per_connection...);
+  f(KeySpec{"producer", "max_in_flight_per_connection", 1, 1024, kRestart}, s.producer.max_in_flight_per_connection...);
   // min 5: the initial window (kInitialWindow); a lower cap is reported with
   // its own message, not as a plain range error.
-  f(KeySpec{"producer", "max_partition_window", 5, 10000, kRestart},
-    s.producer.max_partition_window...);
-  f(KeySpec{"producer", "delivery_timeout_ms", 1, kInt32Max, kLive},
-    s.producer.delivery_timeout_ms...);
+  f(KeySpec{"producer", "max_partition_window", 5, 10000, kRestart}, s.producer.max_partition_window...);
+  f(KeySpec{"producer", "delivery_timeout_ms", 1, kInt32Max, kLive}, s.producer.delivery_timeout_ms...);
   // The pipeline shifts these left by up to 10 retries: an hour keeps that in int64.
   f(KeySpec{"producer", "retry_backoff_ms", 0, 3600000, kRestart}, s.producer.retry_backoff_ms...);
-  f(KeySpec{"producer", "retry_backoff_max_ms", 0, 3600000, kRestart},
-    s.producer.retry_backoff_max_ms...);
+  f(KeySpec{"producer", "retry_backoff_max_ms", 0, 3600000, kRestart}, s.producer.retry_backoff_max_ms...);
   f(KeySpec{"producer", "buffer_memory_bytes", 1024, std::int64_t{1} << 40, kRestart},
     s.producer.buffer_memory_bytes...);
 
@@ -116,7 +108,8 @@ std::string format_value(const std::vector<std::string>& v);
 std::string format_value(std::int64_t v);
 std::string format_value(bool v);
 template <class E>
-requires std::is_enum_v<E> std::string format_value(E v) {
+  requires std::is_enum_v<E>
+std::string format_value(E v) {
   return format_value(std::string(to_string(v)));
 }
 

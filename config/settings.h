@@ -44,13 +44,13 @@ constexpr auto enum_names<LogFormat>() {
 }
 
 template <class E>
-requires std::is_enum_v<E>
+  requires std::is_enum_v<E>
 constexpr std::string_view to_string(E value) {
   return enum_names<E>()[static_cast<std::size_t>(value)];
 }
 
 template <class E>
-requires std::is_enum_v<E>
+  requires std::is_enum_v<E>
 constexpr std::optional<E> parse_enum(std::string_view name) {
   const auto names = enum_names<E>();
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -87,9 +87,7 @@ struct UpstreamSettings {
   std::int64_t request_timeout_ms = 30000;
   std::int64_t metadata_max_age_ms = 300000;
 
-  bool embedded() const {
-    return bootstrap_servers.size() == 1 && bootstrap_servers.front() == kEmbeddedBootstrap;
-  }
+  bool embedded() const { return bootstrap_servers.size() == 1 && bootstrap_servers.front() == kEmbeddedBootstrap; }
   bool operator==(const UpstreamSettings&) const = default;
 };
 

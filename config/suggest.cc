@@ -28,8 +28,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-std::optional<std::string> nearest(std::string_view typed,
-                                   const std::vector<std::string>& candidates) {
+std::optional<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates) {
   const std::size_t limit = std::max<std::size_t>(2, typed.size() / 3);
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;

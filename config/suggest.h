@@ -16,8 +16,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate nearest to `typed`, if it is near enough to be a typo of it
 // (at most a third of the typed length, and at least 2, edits away). Ties go
 // to the earlier candidate, so callers list the likelier ones first.
-std::optional<std::string> nearest(std::string_view typed,
-                                   const std::vector<std::string>& candidates);
+std::optional<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates);
 
 // The known "section.key" an unknown key most likely meant: the key typed in
 // the right section, or the right key put in the wrong section (or at the top

@@ -7,23 +7,19 @@ namespace pp {
 
 config::ConfigSource CommandLine::config_source() const {
   config::ConfigSource source{config_path, overrides};
-  if (log_level)
-    source.overrides.push_back("log.level=" + std::string(config::to_string(*log_level)));
+  if (log_level) source.overrides.push_back("log.level=" + std::string(config::to_string(*log_level)));
   return source;
 }
 
-std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* const> args,
-                                                       std::string_view version) {
-  CLI::App app{"Kafka produce sidecar: legacy clients in, idempotent batched produce out.",
-               "produce-proxy"};
+std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* const> args, std::string_view version) {
+  CLI::App app{"Kafka produce sidecar: legacy clients in, idempotent batched produce out.", "produce-proxy"};
   CommandLine cli;
   std::string config_path;
   std::string log_level;
   bool show_version = false;
 
   app.add_option("--config", config_path,
-                 "TOML config file [$PRODUCE_PROXY_CONFIG, else " +
-                     std::string(config::kDefaultConfigPath) + "]")
+                 "TOML config file [$PRODUCE_PROXY_CONFIG, else " + std::string(config::kDefaultConfigPath) + "]")
       ->type_name("FILE");
   // One KEY=VALUE per --set, repeatable: a second bare word is a usage error,
   // not silently another override.
@@ -37,8 +33,7 @@ std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* con
   app.add_option("--log-level", log_level, "Log level, over log.level of the config")
       ->type_name("LEVEL")
       ->check(CLI::IsMember(levels));
-  app.add_flag("--check-config", cli.check_config,
-               "Validate the config, print every problem, exit 0 (valid) or 2");
+  app.add_flag("--check-config", cli.check_config, "Validate the config, print every problem, exit 0 (valid) or 2");
   app.add_flag("--version", show_version, "Print the version and exit");
 
   try {
@@ -46,8 +41,8 @@ std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* con
   } catch (const CLI::CallForHelp&) {
     return std::unexpected(CliExit{kExitClean, app.help()});
   } catch (const CLI::ParseError& e) {
-    return std::unexpected(CliExit{kExitBadConfig, "produce-proxy: " + std::string(e.what()) +
-                                                       "\nRun with --help for the options.\n"});
+    return std::unexpected(
+        CliExit{kExitBadConfig, "produce-proxy: " + std::string(e.what()) + "\nRun with --help for the options.\n"});
   }
   if (show_version) {
     return std::unexpected(CliExit{kExitClean, "produce-proxy " + std::string(version) + "\n"});

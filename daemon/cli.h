@@ -49,8 +49,7 @@ struct CliExit {
 };
 
 // args is argv (args[0] the program name). `version` is printed by --version.
-std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* const> args,
-                                                       std::string_view version);
+std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* const> args, std::string_view version);
 
 // --check-config: loads and validates; prints "FILE: ok" to `out` and returns
 // 0, or every problem as FILE:LINE:COLUMN: message to `err` and returns 2.

@@ -36,9 +36,7 @@ std::size_t utf8_sequence(std::string_view s) {
 template <class Out>
 void append_escaped(std::string_view in, Out& out) {
   static constexpr char kHex[] = "0123456789abcdef";
-  const auto put = [&](std::string_view piece) {
-    out.append(piece.data(), piece.data() + piece.size());
-  };
+  const auto put = [&](std::string_view piece) { out.append(piece.data(), piece.data() + piece.size()); };
   for (std::size_t i = 0; i < in.size();) {
     const auto c = static_cast<unsigned char>(in[i]);
     if (c >= 0x80) {
@@ -84,41 +82,32 @@ void append_escaped(std::string_view in, Out& out) {
 // %j: the message, JSON-escaped.
 class JsonMessageFlag final : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&,
-              spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
     append_escaped(std::string_view(msg.payload.data(), msg.payload.size()), dest);
   }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<JsonMessageFlag>();
-  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonMessageFlag>(); }
 };
 
 // %J: the logger's name, JSON-escaped.
 class JsonLoggerFlag final : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&,
-              spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
     append_escaped(std::string_view(msg.logger_name.data(), msg.logger_name.size()), dest);
   }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<JsonLoggerFlag>();
-  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonLoggerFlag>(); }
 };
 
 // %N: "[name] " for a named logger, nothing for the default one, whose name
 // is empty and would print as "[]".
 class TextLoggerFlag final : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&,
-              spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
     if (msg.logger_name.size() == 0) return;
     dest.push_back('[');
     dest.append(msg.logger_name.data(), msg.logger_name.data() + msg.logger_name.size());
     dest.append(std::string_view("] "));
   }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<TextLoggerFlag>();
-  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<TextLoggerFlag>(); }
 };
 
 constexpr std::string_view kTextPattern = "%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %N%v";
@@ -134,18 +123,15 @@ std::string json_escape(std::string_view text) {
   return out;
 }
 
-std::expected<void, std::string> configure_logging(std::string_view level,
-                                                   std::string_view format) {
+std::expected<void, std::string> configure_logging(std::string_view level, std::string_view format) {
   static constexpr std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
-      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},
-      {"info", spdlog::level::info},   {"warn", spdlog::level::warn},
-      {"error", spdlog::level::err},
+      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug}, {"info", spdlog::level::info},
+      {"warn", spdlog::level::warn},   {"error", spdlog::level::err},
   };
-  const auto* found = std::find_if(std::begin(kLevels), std::end(kLevels),
-                                   [&](const auto& l) { return l.first == level; });
+  const auto* found =
+      std::find_if(std::begin(kLevels), std::end(kLevels), [&](const auto& l) { return l.first == level; });
   if (found == std::end(kLevels)) {
-    return std::unexpected("log.level \"" + std::string(level) +
-                           "\": expected trace, debug, info, warn or error");
+    return std::unexpected("log.level \"" + std::string(level) + "\": expected trace, debug, info, warn or error");
   }
   if (format != "text" && format != "json") {
     return std::unexpected("log.format \"" + std::string(format) + "\": expected text or json");
@@ -153,8 +139,7 @@ std::expected<void, std::string> configure_logging(std::string_view level,
 
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   if (format == "json") {
-    formatter->add_flag<JsonMessageFlag>('j').add_flag<JsonLoggerFlag>('J').set_pattern(
-        std::string(kJsonPattern));
+    formatter->add_flag<JsonMessageFlag>('j').add_flag<JsonLoggerFlag>('J').set_pattern(std::string(kJsonPattern));
   } else {
     formatter->add_flag<TextLoggerFlag>('N').set_pattern(std::string(kTextPattern));
   }

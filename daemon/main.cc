@@ -7,8 +7,8 @@
 
 #include "config/diff.h"
 #include "daemon/cli.h"
-#include "daemon/proxy_runtime.h"
 #include "daemon/logging.h"
+#include "daemon/proxy_runtime.h"
 #include "proxy/net/async.h"
 
 namespace {
@@ -19,8 +19,8 @@ void log_reload(const std::vector<pp::config::KeyChange>& changes) {
     if (c.live) {
       spdlog::info("SIGHUP: {} = {} (was {}), applied", c.key, c.after, c.before);
     } else {
-      spdlog::warn("SIGHUP: {} = {} (was {}) needs a restart; still running with {}", c.key, c.after,
-                   c.before, c.before);
+      spdlog::warn("SIGHUP: {} = {} (was {}) needs a restart; still running with {}", c.key, c.after, c.before,
+                   c.before);
     }
   }
 }
@@ -58,7 +58,8 @@ int run(const pp::CommandLine& cli, const pp::config::Settings& settings) {
         }
         log_reload(pp::config::diff_settings(running, *reloaded));
         running = pp::config::with_live_changes(running, *reloaded);
-        (void)pp::configure_logging(pp::config::to_string(running.log.level), pp::config::to_string(running.log.format));
+        (void)pp::configure_logging(pp::config::to_string(running.log.level),
+                                    pp::config::to_string(running.log.format));
         runtime.reload(running);
       });
       while (!stopped && uv_run(&loop, UV_RUN_DEFAULT) != 0) {

@@ -37,7 +37,9 @@ MockCluster::~MockCluster() {
   rd_kafka_destroy(handle_);
 }
 
-std::string MockCluster::bootstraps() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+std::string MockCluster::bootstraps() const {
+  return rd_kafka_mock_cluster_bootstraps(cluster_);
+}
 
 std::vector<std::string> MockCluster::bootstrap_list() const {
   std::vector<std::string> out;
@@ -54,10 +56,8 @@ bool MockCluster::create_topic(const std::string& topic, int partitions, int rep
          RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
-bool MockCluster::set_leader(const std::string& topic, std::int32_t partition,
-                             std::int32_t broker) {
-  return rd_kafka_mock_partition_set_leader(cluster_, topic.c_str(), partition, broker) ==
-         RD_KAFKA_RESP_ERR_NO_ERROR;
+bool MockCluster::set_leader(const std::string& topic, std::int32_t partition, std::int32_t broker) {
+  return rd_kafka_mock_partition_set_leader(cluster_, topic.c_str(), partition, broker) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
 void MockCluster::push_request_errors(std::int16_t api_key, const std::vector<std::int16_t>& errors) {
@@ -79,10 +79,8 @@ bool MockCluster::set_up(std::int32_t broker) {
   return rd_kafka_mock_broker_set_up(cluster_, broker) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
-bool MockCluster::set_api_version(std::int16_t api_key, std::int16_t min_version,
-                                  std::int16_t max_version) {
-  return rd_kafka_mock_set_apiversion(cluster_, api_key, min_version, max_version) ==
-         RD_KAFKA_RESP_ERR_NO_ERROR;
+bool MockCluster::set_api_version(std::int16_t api_key, std::int16_t min_version, std::int16_t max_version) {
+  return rd_kafka_mock_set_apiversion(cluster_, api_key, min_version, max_version) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
 }  // namespace pp

@@ -29,7 +29,9 @@ std::expected<void, std::string> ProducerDriver::start() {
   return {};
 }
 
-void ProducerDriver::close() { upstream_.close(); }
+void ProducerDriver::close() {
+  upstream_.close();
+}
 
 void ProducerDriver::schedule_poll() {
   if (poll_scheduled_) return;
@@ -92,9 +94,9 @@ void ProducerDriver::describe(std::optional<std::vector<std::string>> topics, bo
 }
 
 bool ProducerDriver::answerable(const Waiter& w) const {
-  return w.refreshing.empty() &&
-         std::all_of(w.topics.begin(), w.topics.end(),
-                     [this](const std::string& t) { return producer_.topics().find(t) != nullptr; });
+  return w.refreshing.empty() && std::all_of(w.topics.begin(), w.topics.end(), [this](const std::string& t) {
+           return producer_.topics().find(t) != nullptr;
+         });
 }
 
 void ProducerDriver::answer(Waiter& w, bool final_answer) {

@@ -81,8 +81,8 @@ class ProducerDriver final : public TopicDirectory {
   LoopClock clock_;
   upstream::Upstream upstream_;
   IdempotentProducer producer_;
-  net::Deferred later_;        // the coalesced poll, and first answers to describe()
-  net::Timer wake_timer_;      // the pipeline's next timed work
+  net::Deferred later_;         // the coalesced poll, and first answers to describe()
+  net::Timer wake_timer_;       // the pipeline's next timed work
   net::Timer directory_timer_;  // describe() deadlines
   bool poll_scheduled_ = false;
   std::vector<Waiter> waiters_;

@@ -8,7 +8,7 @@ namespace pp {
 
 namespace {
 
-constexpr std::uint64_t kHeartbeatMs = 200;   // /healthz: the loop answers
+constexpr std::uint64_t kHeartbeatMs = 200;  // /healthz: the loop answers
 constexpr std::uint64_t kReadinessPollMs = 50;
 constexpr std::uint64_t kDrainPollMs = 20;
 
@@ -54,8 +54,8 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
         embedded_->bootstraps());
   }
   for (const auto& b : upstream.bootstrap_servers) bootstrap_ += (bootstrap_.empty() ? "" : ",") + b;
-  driver_ = std::make_unique<ProducerDriver>(loop_, upstream, to_pipeline_config(settings_),
-                                             &metrics_->pipeline_observer());
+  driver_ =
+      std::make_unique<ProducerDriver>(loop_, upstream, to_pipeline_config(settings_), &metrics_->pipeline_observer());
   if (auto started = driver_->start(); !started) return std::unexpected("upstream: " + started.error());
 
   auto frontend_config = to_frontend_config(settings_);
@@ -106,9 +106,10 @@ void ProxyRuntime::check_ready() {
 // InitProducerId once the operator has fixed the ACL or the cluster.
 void ProxyRuntime::exit_if_fatal() {
   if (draining_ || !driver_ || driver_->producer().identity_state() != IdentityState::kFatal) return;
-  spdlog::critical("the upstream producer is fatal ({}): no record can be delivered; draining, then exiting 1 so the "
-                   "supervisor restarts the proxy",
-                   error_name(driver_->producer().fatal_error()));
+  spdlog::critical(
+      "the upstream producer is fatal ({}): no record can be delivered; draining, then exiting 1 so the "
+      "supervisor restarts the proxy",
+      error_name(driver_->producer().fatal_error()));
   health_.set_ready(false);
   drain([this](int) {
     if (on_failed_) on_failed_(1);
@@ -175,7 +176,11 @@ void ProxyRuntime::reload(const config::Settings& reloaded) {
   if (frontend_) frontend_->set_idle_timeout_ms(settings_.listener.idle_timeout_ms);
 }
 
-std::uint16_t ProxyRuntime::client_port() const { return frontend_ ? frontend_->port() : 0; }
-std::uint16_t ProxyRuntime::metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
+std::uint16_t ProxyRuntime::client_port() const {
+  return frontend_ ? frontend_->port() : 0;
+}
+std::uint16_t ProxyRuntime::metrics_port() const {
+  return metrics_server_ ? metrics_server_->port() : 0;
+}
 
 }  // namespace pp

@@ -28,8 +28,12 @@ void SystemdNotifier::stopping(std::string_view status) const {
   send("STOPPING=1" + (status.empty() ? std::string() : "\nSTATUS=" + std::string(status)));
 }
 
-void SystemdNotifier::watchdog() const { send("WATCHDOG=1"); }
+void SystemdNotifier::watchdog() const {
+  send("WATCHDOG=1");
+}
 
-void SystemdNotifier::status(std::string_view text) const { send("STATUS=" + std::string(text)); }
+void SystemdNotifier::status(std::string_view text) const {
+  send("STATUS=" + std::string(text));
+}
 
 }  // namespace pp

@@ -2,12 +2,10 @@
 
 namespace pp {
 
-Health::Health(std::chrono::milliseconds stall_after)
-    : stall_after_(stall_after), last_beat_ns_(now_ns()) {}
+Health::Health(std::chrono::milliseconds stall_after) : stall_after_(stall_after), last_beat_ns_(now_ns()) {}
 
 std::int64_t Health::now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 

@@ -12,32 +12,29 @@ std::string name(const char* suffix) {
   return std::string(kPrefix) + suffix;
 }
 
-prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& r, const char* n,
-                                             const char* help) {
+prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& r, const char* n, const char* help) {
   return prometheus::BuildGauge().Name(name(n)).Help(help).Register(r);
 }
 
-prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& r, const char* n,
-                                                 const char* help) {
+prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& r, const char* n, const char* help) {
   return prometheus::BuildCounter().Name(name(n)).Help(help).Register(r);
 }
 
-prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& r, const char* n,
-                                                     const char* help) {
+prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& r, const char* n, const char* help) {
   return prometheus::BuildHistogram().Name(name(n)).Help(help).Register(r);
 }
 
 }  // namespace
 
 const prometheus::Histogram::BucketBoundaries& MetricBuckets::client_request_seconds() {
-  static const prometheus::Histogram::BucketBoundaries b{
-      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+  static const prometheus::Histogram::BucketBoundaries b{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                         0.5,    1,     2.5,    5,     10,   30,    60,   120};
   return b;
 }
 
 const prometheus::Histogram::BucketBoundaries& MetricBuckets::upstream_request_seconds() {
-  static const prometheus::Histogram::BucketBoundaries b{
-      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+  static const prometheus::Histogram::BucketBoundaries b{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                         0.25,  0.5,    1,     2.5,  5,     10,   30};
   return b;
 }
 
@@ -48,33 +45,27 @@ const prometheus::Histogram::BucketBoundaries& MetricBuckets::batch_records() {
 }
 
 const prometheus::Histogram::BucketBoundaries& MetricBuckets::batch_bytes() {
-  static const prometheus::Histogram::BucketBoundaries b{
-      128, 512, 2048, 8192, 32768, 131072, 524288, 1048576, 2097152, 4194304, 16777216};
+  static const prometheus::Histogram::BucketBoundaries b{128,    512,     2048,    8192,    32768,   131072,
+                                                         524288, 1048576, 2097152, 4194304, 16777216};
   return b;
 }
 
 MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
     : build_info(gauge(r, "build_info", "Always 1; the version label says which build runs.")),
       client_connections(gauge(r, "client_connections", "Open client connections.")),
-      client_requests_total(
-          counter(r, "client_requests_total", "Requests from clients by Kafka API and version.")),
+      client_requests_total(counter(r, "client_requests_total", "Requests from clients by Kafka API and version.")),
       client_request_duration_seconds(
           histogram(r, "client_request_duration_seconds",
                     "Produce request from receipt to response written (acks 1/all) or to records "
                     "handed to the pipeline (acks 0), by acks.")),
-      records_received_total(
-          counter(r, "records_received_total", "Records accepted from clients.")),
-      received_bytes_total(
-          counter(r, "received_bytes_total", "Record bytes accepted from clients.")),
-      records_delivered_total(counter(r, "records_delivered_total",
-                                      "Records acknowledged by the upstream cluster (acks=all).")),
+      records_received_total(counter(r, "records_received_total", "Records accepted from clients.")),
+      received_bytes_total(counter(r, "received_bytes_total", "Record bytes accepted from clients.")),
+      records_delivered_total(
+          counter(r, "records_delivered_total", "Records acknowledged by the upstream cluster (acks=all).")),
       records_failed_total(
-          counter(r, "records_failed_total",
-                  "Records given up (delivery timeout, fatal error), by Kafka error name.")),
-      buffered_bytes(
-          gauge(r, "buffered_bytes", "Bytes held between clients and the upstream cluster.")),
-      backpressure_active(
-          gauge(r, "backpressure_active", "1 while client reads are paused for memory.")),
+          counter(r, "records_failed_total", "Records given up (delivery timeout, fatal error), by Kafka error name.")),
+      buffered_bytes(gauge(r, "buffered_bytes", "Bytes held between clients and the upstream cluster.")),
+      backpressure_active(gauge(r, "backpressure_active", "1 while client reads are paused for memory.")),
       client_duplicates_total(
           counter(r, "client_duplicates_total",
                   "Idempotent clients' retries recognised by the front end and not sent upstream again, by "
@@ -86,38 +77,30 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                   "else client_id), Produce version and message format (magic of the first record set; "
                   "none when empty).")),
       inflight_batches(gauge(r, "inflight_batches",
-                             partition_labels
-                                 ? "Batches in flight per partition."
-                                 : "Batches in flight, summed over each topic's partitions.")),
+                             partition_labels ? "Batches in flight per partition."
+                                              : "Batches in flight, summed over each topic's partitions.")),
       partition_window(gauge(r, "partition_window",
-                             partition_labels
-                                 ? "Current dedup window per partition (KIP-1269; 5 until learned)."
-                                 : "Smallest current dedup window among each topic's partitions "
-                                   "(KIP-1269; 5 until learned).")),
-      window_resets_total(
-          counter(r, "window_resets_total", "Dedup window resets to 5 on a leader change.")),
-      inflight_requests(
-          gauge(r, "inflight_requests", "Produce requests in flight per broker connection.")),
-      retries_total(
-          counter(r, "retries_total", "Batches sent again, by the Kafka error that caused it.")),
-      duplicate_sequence_total(
-          counter(r, "duplicate_sequence_total",
-                  "Batches the broker reported as duplicates (DUPLICATE_SEQUENCE_NUMBER).")),
-      producer_epoch_bumps_total(counter(r, "producer_epoch_bumps_total",
-                                         "Producer epoch bumps and new producer ids, by reason.")),
+                             partition_labels ? "Current dedup window per partition (KIP-1269; 5 until learned)."
+                                              : "Smallest current dedup window among each topic's partitions "
+                                                "(KIP-1269; 5 until learned).")),
+      window_resets_total(counter(r, "window_resets_total", "Dedup window resets to 5 on a leader change.")),
+      inflight_requests(gauge(r, "inflight_requests", "Produce requests in flight per broker connection.")),
+      retries_total(counter(r, "retries_total", "Batches sent again, by the Kafka error that caused it.")),
+      duplicate_sequence_total(counter(r, "duplicate_sequence_total",
+                                       "Batches the broker reported as duplicates (DUPLICATE_SEQUENCE_NUMBER).")),
+      producer_epoch_bumps_total(
+          counter(r, "producer_epoch_bumps_total", "Producer epoch bumps and new producer ids, by reason.")),
       producer_identity_changes_total(
           counter(r, "producer_identity_changes_total",
                   "Producer identity state changes (InitProducerId, epoch exhaustion, fatal errors), by the state "
                   "entered.")),
       leader_changes_total(counter(r, "leader_changes_total", "Partition leader changes seen.")),
-      upstream_requests_total(
-          counter(r, "upstream_requests_total", "Produce requests sent, by broker node id.")),
-      upstream_request_duration_seconds(histogram(r, "upstream_request_duration_seconds",
-                                                  "Produce round trip to the upstream cluster.")),
+      upstream_requests_total(counter(r, "upstream_requests_total", "Produce requests sent, by broker node id.")),
+      upstream_request_duration_seconds(
+          histogram(r, "upstream_request_duration_seconds", "Produce round trip to the upstream cluster.")),
       batch_records(histogram(r, "batch_records", "Records per upstream batch (first send only).")),
       batch_bytes(histogram(r, "batch_bytes", "Bytes per upstream batch (first send only).")),
       upstream_connected(
-          gauge(r, "upstream_connected",
-                "1 while the broker connection is up and negotiated, by broker node id.")) {}
+          gauge(r, "upstream_connected", "1 while the broker connection is up and negotiated, by broker node id.")) {}
 
 }  // namespace pp

@@ -17,8 +17,7 @@ namespace {
 constexpr std::int16_t kUnsupportedVersion = -1;
 
 std::int32_t request_key(std::int16_t api, std::int16_t version) {
-  return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint16_t>(api))
-                                       << 16 |
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint16_t>(api)) << 16 |
                                    static_cast<std::uint16_t>(version));
 }
 
@@ -27,8 +26,7 @@ prometheus::Labels request_labels(std::int32_t key) {
   const auto version = static_cast<std::int16_t>(key & 0xffff);
   std::string name(api_name(api));
   if (name == "Unknown") name = "unknown";
-  return {{"api", name},
-          {"version", version == kUnsupportedVersion ? "unsupported" : std::to_string(version)}};
+  return {{"api", name}, {"version", version == kUnsupportedVersion ? "unsupported" : std::to_string(version)}};
 }
 
 prometheus::Labels broker_label(std::int32_t node) {
@@ -65,8 +63,8 @@ prometheus::Histogram& Metrics::acks_histogram(std::int16_t acks) {
   const std::size_t slot = acks == 0 ? 0 : acks == 1 ? 1 : acks == -1 ? 2 : 3;
   if (!by_acks_[slot]) {
     static constexpr const char* kNames[] = {"0", "1", "all", "invalid"};
-    by_acks_[slot] = &families_.client_request_duration_seconds.Add(
-        {{"acks", kNames[slot]}}, MetricBuckets::client_request_seconds());
+    by_acks_[slot] = &families_.client_request_duration_seconds.Add({{"acks", kNames[slot]}},
+                                                                    MetricBuckets::client_request_seconds());
   }
   return *by_acks_[slot];
 }
@@ -127,8 +125,7 @@ void Metrics::sample(std::size_t buffered_bytes, std::span<const BrokerSample> b
   buffered_bytes_.Set(static_cast<double>(buffered_bytes));
   for (const auto& [node, gauge] : broker_connected_.children()) {
     const bool present =
-        std::any_of(brokers.begin(), brokers.end(),
-                    [node = node](const BrokerSample& b) { return b.node_id == node; });
+        std::any_of(brokers.begin(), brokers.end(), [node = node](const BrokerSample& b) { return b.node_id == node; });
     if (!present) {
       gauge->Set(0);
       broker_inflight_.get(node, broker_label).Set(0);

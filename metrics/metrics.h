@@ -18,12 +18,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
-#include <map>
-#include <set>
 #include <tuple>
 
 #include "metrics/child_cache.h"

@@ -78,8 +78,7 @@ int respond(mg_connection* conn, int status, std::string_view body) {
 // which a connection to 127.0.0.1 reaches our own listener.
 bool loopback_reaches(std::string_view address) {
   const auto colon = address.rfind(':');
-  const std::string_view host =
-      colon == std::string_view::npos ? std::string_view() : address.substr(0, colon);
+  const std::string_view host = colon == std::string_view::npos ? std::string_view() : address.substr(0, colon);
   return host.empty() || host == "0.0.0.0" || host == "localhost" || host.starts_with("127.");
 }
 
@@ -97,24 +96,22 @@ void knock(std::uint16_t port) {
 
 }  // namespace
 
-MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics,
-                             const Health& health)
+MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics, const Health& health)
     : health_(health), knock_on_stop_(loopback_reaches(address)) {
   CivetCallbacks callbacks;
   callbacks.init_context = remember_context;
   callbacks.begin_request = answer_head_of_metrics;
   t_started_context = nullptr;
-  const std::vector<std::string> options{
-      "listening_ports", address,
-      // civetweb serves one connection per worker, start to end, so a
-      // connection that stalls mid-request holds its worker. With 16, up to
-      // 15 stalled or slow peers still leave a worker for a probe; each such
-      // peer is dropped when the request timeout runs out. Idle workers cost
-      // only their (virtual) stacks.
-      "num_threads", kHttpWorkers,
-      // A request must arrive whole within this, however slowly it trickles
-      // in; shorter than the 10 s a Kubernetes probe period defaults to.
-      "request_timeout_ms", kHttpRequestTimeoutMs};
+  const std::vector<std::string> options{"listening_ports", address,
+                                         // civetweb serves one connection per worker, start to end, so a
+                                         // connection that stalls mid-request holds its worker. With 16, up to
+                                         // 15 stalled or slow peers still leave a worker for a probe; each such
+                                         // peer is dropped when the request timeout runs out. Idle workers cost
+                                         // only their (virtual) stacks.
+                                         "num_threads", kHttpWorkers,
+                                         // A request must arrive whole within this, however slowly it trickles
+                                         // in; shorter than the 10 s a Kubernetes probe period defaults to.
+                                         "request_timeout_ms", kHttpRequestTimeoutMs};
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(options, &callbacks);
   } catch (const std::exception& e) {
@@ -165,8 +162,8 @@ MetricsServer::~MetricsServer() {
 int MetricsServer::on_healthz(mg_connection* conn, void* self) {
   const Health& health = static_cast<MetricsServer*>(self)->health_;
   if (health.live()) return respond(conn, 200, "ok\n");
-  const std::string body = "event loop stalled: last heartbeat " +
-                           std::to_string(health.since_last_beat().count()) + " ms ago\n";
+  const std::string body =
+      "event loop stalled: last heartbeat " + std::to_string(health.since_last_beat().count()) + " ms ago\n";
   return respond(conn, 503, body);
 }
 

@@ -6,16 +6,14 @@ namespace pp {
 
 PartitionSeries::PartitionSeries(prometheus::Family<prometheus::Gauge>& inflight_batches,
                                  prometheus::Family<prometheus::Gauge>& partition_window,
-                                 prometheus::Family<prometheus::Counter>& window_resets_total,
-                                 bool partition_labels)
+                                 prometheus::Family<prometheus::Counter>& window_resets_total, bool partition_labels)
     : inflight_family_(inflight_batches),
       window_family_(partition_window),
       resets_family_(window_resets_total),
       partition_labels_(partition_labels) {}
 
 PartitionSeries::Children PartitionSeries::make_children(const prometheus::Labels& labels) {
-  return Children{&inflight_family_.Add(labels), &window_family_.Add(labels),
-                  &resets_family_.Add(labels)};
+  return Children{&inflight_family_.Add(labels), &window_family_.Add(labels), &resets_family_.Add(labels)};
 }
 
 PartitionSeries::Partition& PartitionSeries::partition(const TopicPartition& tp) {
@@ -39,8 +37,7 @@ PartitionSeries::Partition& PartitionSeries::partition(const TopicPartition& tp)
 
 void PartitionSeries::move_window(Topic& topic, std::int32_t from, std::int32_t to) {
   auto old = topic.partitions_at_window.find(from);
-  if (old != topic.partitions_at_window.end() && --old->second == 0)
-    topic.partitions_at_window.erase(old);
+  if (old != topic.partitions_at_window.end() && --old->second == 0) topic.partitions_at_window.erase(old);
   ++topic.partitions_at_window[to];
 }
 

@@ -23,8 +23,7 @@ class PartitionSeries {
  public:
   PartitionSeries(prometheus::Family<prometheus::Gauge>& inflight_batches,
                   prometheus::Family<prometheus::Gauge>& partition_window,
-                  prometheus::Family<prometheus::Counter>& window_resets_total,
-                  bool partition_labels);
+                  prometheus::Family<prometheus::Counter>& window_resets_total, bool partition_labels);
 
   PartitionSeries(const PartitionSeries&) = delete;
   PartitionSeries& operator=(const PartitionSeries&) = delete;

@@ -14,14 +14,17 @@ prometheus::Labels broker_label(std::int32_t node) {
   return {{"broker", std::to_string(node)}};
 }
 
-prometheus::Labels reason_label(const std::string& reason) { return {{"reason", reason}}; }
-prometheus::Labels state_label(const std::string& state) { return {{"state", state}}; }
+prometheus::Labels reason_label(const std::string& reason) {
+  return {{"reason", reason}};
+}
+prometheus::Labels state_label(const std::string& state) {
+  return {{"state", state}};
+}
 
 }  // namespace
 
 PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels)
-    : partitions_(families.inflight_batches, families.partition_window,
-                  families.window_resets_total, partition_labels),
+    : partitions_(families.inflight_batches, families.partition_window, families.window_resets_total, partition_labels),
       retries_(families.retries_total),
       failed_(families.records_failed_total),
       requests_by_node_(families.upstream_requests_total),
@@ -31,8 +34,7 @@ PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels
       duplicates_(families.duplicate_sequence_total.Add({})),
       leader_changes_(families.leader_changes_total.Add({})),
       delivered_(families.records_delivered_total.Add({})),
-      round_trip_(families.upstream_request_duration_seconds.Add(
-          {}, MetricBuckets::upstream_request_seconds())),
+      round_trip_(families.upstream_request_duration_seconds.Add({}, MetricBuckets::upstream_request_seconds())),
       batch_records_(families.batch_records.Add({}, MetricBuckets::batch_records())),
       batch_bytes_(families.batch_bytes.Add({}, MetricBuckets::batch_bytes())) {
   // Every state shows from the start: an alert on FATAL needs a 0 before the 1.
@@ -53,8 +55,7 @@ void PipelineMetrics::on_inflight_batches(const TopicPartition& tp, std::int32_t
   partitions_.set_inflight(tp, count);
 }
 
-void PipelineMetrics::on_batch_sent(const TopicPartition&, std::int32_t records, std::size_t bytes,
-                                    bool retry) {
+void PipelineMetrics::on_batch_sent(const TopicPartition&, std::int32_t records, std::size_t bytes, bool retry) {
   // A retry re-sends a batch already measured; counting it again would skew
   // the size distribution towards whatever failed. retries_total counts those.
   if (retry) return;

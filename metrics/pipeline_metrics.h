@@ -27,8 +27,7 @@ class PipelineMetrics final : public PipelineObserver {
   void on_window(const TopicPartition& tp, std::int32_t window) override;
   void on_window_reset(const TopicPartition& tp) override;
   void on_inflight_batches(const TopicPartition& tp, std::int32_t count) override;
-  void on_batch_sent(const TopicPartition& tp, std::int32_t records, std::size_t bytes,
-                     bool retry) override;
+  void on_batch_sent(const TopicPartition& tp, std::int32_t records, std::size_t bytes, bool retry) override;
   void on_retry(ErrorCode error) override;
   void on_duplicate_sequence() override;
   void on_epoch_bump(std::string_view reason) override;

@@ -11,6 +11,6 @@ scripts/setup.sh --test-peers
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$(nproc)" --target produce-proxy
 cmake --preset asan >/dev/null
-scripts/lint.sh --tidy-only build/asan
+scripts/lint.sh build/asan
 cmake --build --preset asan -j"$(nproc)"
 ctest --preset asan -j"$(nproc)" "$@"

@@ -11,12 +11,16 @@ namespace {
 // What the front end's handlers take, before intersecting with the codec.
 std::optional<Versions> handled_versions(ApiKey key) {
   switch (key) {
-    case ApiKey::kProduce: return Versions{0, kFrontendMaxProduceVersion};
+    case ApiKey::kProduce:
+      return Versions{0, kFrontendMaxProduceVersion};
     case ApiKey::kMetadata:
-    case ApiKey::kApiVersions: return Versions{0, kMaxVersion};
+    case ApiKey::kApiVersions:
+      return Versions{0, kMaxVersion};
     // Idempotent clients only (issue 16): ids from ClientProducers.
-    case ApiKey::kInitProducerId: return Versions{0, kMaxVersion};
-    default: return std::nullopt;
+    case ApiKey::kInitProducerId:
+      return Versions{0, kMaxVersion};
+    default:
+      return std::nullopt;
   }
 }
 

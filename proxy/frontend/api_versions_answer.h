@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "proxy/protocol/api_key.h"
 #include "proxy/base/bytes.h"
+#include "proxy/protocol/api_key.h"
 #include "proxy/protocol/messages/api_versions.h"
 #include "proxy/protocol/schema.h"
 

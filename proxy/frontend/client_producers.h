@@ -107,8 +107,7 @@ class ClientProducers {
   // Kafka broker gives every idempotent producer.
   InitProducerIdAnswer init_producer_id(std::int64_t producer_id, std::int16_t epoch, std::uint64_t now_ms);
 
-  BatchCheck check(const std::string& topic, std::int32_t partition, const ClientBatch& batch,
-                   std::uint64_t now_ms);
+  BatchCheck check(const std::string& topic, std::int32_t partition, const ClientBatch& batch, std::uint64_t now_ms);
   // A retry of a batch in flight (kDuplicateInFlight): `waiter` gets its outcome.
   void attach(std::uint64_t handle, BatchWaiter waiter);
   // The upstream outcome of a kAppend batch; returns the waiters to call.
@@ -156,8 +155,7 @@ class ClientProducers {
                                            const ClientBatch& batch);
   std::optional<ErrorCode> sequence_error(const PartitionState& state, const ClientBatch& batch,
                                           std::string& message) const;
-  BatchCheck append(Producer& producer, PartitionState& state, const PartitionKey& key,
-                    const ClientBatch& batch);
+  BatchCheck append(Producer& producer, PartitionState& state, const PartitionKey& key, const ClientBatch& batch);
   void trim(PartitionState& state) const;
   void maybe_expire(std::uint64_t now_ms);
 

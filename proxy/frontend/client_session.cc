@@ -14,8 +14,7 @@ std::shared_ptr<ClientSession> ResponseSlot::session() const {
   return (s && !s->closed()) ? s : nullptr;
 }
 
-ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection,
-                             std::uint64_t id)
+ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection, std::uint64_t id)
     : context_(std::move(context)),
       connection_(std::move(connection)),
       id_(id),
@@ -70,8 +69,8 @@ void ClientSession::update_reading() {
 
 void ClientSession::apply_read_state() {
   if (closed_ || closing_) return;
-  const bool want = can_process() && !stream_failure_ &&
-                    connection_.write_queue_bytes() <= context_->config.max_write_queue_bytes;
+  const bool want =
+      can_process() && !stream_failure_ && connection_.write_queue_bytes() <= context_->config.max_write_queue_bytes;
   if (want && !connection_.reading()) {
     connection_.start_reading();
   } else if (!want && connection_.reading()) {
@@ -97,8 +96,8 @@ void ClientSession::on_data(ByteView data) {
   if (!appended) {
     const DecodeError& e = appended.error();
     if (e.kind == DecodeErrorKind::kTooLarge) {
-      stream_failure_ = "request size prefix over max_request_bytes (" +
-                        std::to_string(context_->config.max_request_bytes) + ")";
+      stream_failure_ =
+          "request size prefix over max_request_bytes (" + std::to_string(context_->config.max_request_bytes) + ")";
     } else {
       stream_failure_ = "malformed request frame: " + e.describe();
     }

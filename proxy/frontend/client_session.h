@@ -31,8 +31,7 @@ class ClientSession;
 class ResponseSlot {
  public:
   ResponseSlot() = default;
-  ResponseSlot(std::weak_ptr<ClientSession> session, std::uint64_t seq)
-      : session_(std::move(session)), seq_(seq) {}
+  ResponseSlot(std::weak_ptr<ClientSession> session, std::uint64_t seq) : session_(std::move(session)), seq_(seq) {}
 
   void send(Bytes frame) const;
   // The session, while it is open.

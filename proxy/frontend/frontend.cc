@@ -27,8 +27,8 @@ Frontend::~Frontend() {
 
 std::expected<void, std::string> Frontend::start() {
   const FrontendConfig& config = context_->config;
-  auto listener = net::TcpListener::listen(loop_, config.listen_address,
-                                           [this](net::TcpConnection c) { on_accept(std::move(c)); });
+  auto listener =
+      net::TcpListener::listen(loop_, config.listen_address, [this](net::TcpConnection c) { on_accept(std::move(c)); });
   if (!listener) return std::unexpected(listener.error());
   listener_ = std::move(*listener);
   context_->stopped = false;
@@ -55,8 +55,7 @@ void Frontend::drain() {
   if (context_->stopped || draining_) return;
   draining_ = true;
   listener_.close();
-  frontend::log().info("draining: answering the requests {} clients already sent, then closing them",
-                       sessions_.size());
+  frontend::log().info("draining: answering the requests {} clients already sent, then closing them", sessions_.size());
   for (auto& s : sessions_in_turn()) s->finish_then_close();
 }
 
@@ -76,11 +75,17 @@ void Frontend::stop() {
   }
 }
 
-std::uint16_t Frontend::port() const { return listener_.port(); }
+std::uint16_t Frontend::port() const {
+  return listener_.port();
+}
 
-const FrontendCounters& Frontend::counters() const { return context_->counters; }
+const FrontendCounters& Frontend::counters() const {
+  return context_->counters;
+}
 
-bool Frontend::backpressure_active() const { return context_->paused; }
+bool Frontend::backpressure_active() const {
+  return context_->paused;
+}
 
 void Frontend::on_accept(net::TcpConnection connection) {
   FrontendContext& ctx = *context_;

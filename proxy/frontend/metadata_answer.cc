@@ -52,8 +52,7 @@ MetadataQuery metadata_query(const MetadataRequest& request, std::int16_t versio
   return q;
 }
 
-MetadataResponse metadata_answer(const MetadataRequest& request, std::int16_t version,
-                                 const AdvertisedBroker& broker,
+MetadataResponse metadata_answer(const MetadataRequest& request, std::int16_t version, const AdvertisedBroker& broker,
                                  const std::vector<TopicDescription>& described) {
   MetadataResponse response;
   MetadataResponseBroker& b = response.brokers.emplace_back();

@@ -31,7 +31,7 @@ struct AdvertisedBroker {
 
 // What to ask the TopicDirectory for one request.
 struct MetadataQuery {
-  bool ask_directory = true;  // false: v1+ empty topic list, brokers only
+  bool ask_directory = true;                       // false: v1+ empty topic list, brokers only
   std::optional<std::vector<std::string>> topics;  // nullopt: every topic
   bool allow_auto_topic_creation = true;           // v4+ as sent; earlier versions: true
 };
@@ -45,8 +45,7 @@ MetadataQuery metadata_query(const MetadataRequest& request, std::int16_t versio
 // once); a name the directory did not describe is UNKNOWN_TOPIC_OR_PARTITION,
 // a topic asked by id only is UNKNOWN_TOPIC_ID (the directory looks up names
 // only). For "all topics", every description is listed.
-MetadataResponse metadata_answer(const MetadataRequest& request, std::int16_t version,
-                                 const AdvertisedBroker& broker,
+MetadataResponse metadata_answer(const MetadataRequest& request, std::int16_t version, const AdvertisedBroker& broker,
                                  const std::vector<TopicDescription>& described);
 
 }  // namespace pp

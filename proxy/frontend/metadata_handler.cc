@@ -21,8 +21,7 @@ void handle_metadata(ClientSession& session, const RequestHeader& header, WireRe
                  correlation = header.correlation_id](const std::vector<TopicDescription>& described) {
     auto s = slot.session();
     if (!s) return;  // the client left meanwhile
-    const MetadataResponse response =
-        metadata_answer(*shared_request, version, s->context().advertised, described);
+    const MetadataResponse response = metadata_answer(*shared_request, version, s->context().advertised, described);
     slot.send(encode_response_frame(correlation, version, response));
   };
   if (!query.ask_directory) {

@@ -52,8 +52,8 @@ std::size_t decompressed_size(const RecordBatchView& batch) {
 }
 
 EntryError over_budget(const DecodeBudget& decoded) {
-  return {ErrorCode::kMessageTooLarge, "records: decoded size over the per-request memory cap (" +
-                                           std::to_string(decoded.cap()) + " bytes)"};
+  return {ErrorCode::kMessageTooLarge,
+          "records: decoded size over the per-request memory cap (" + std::to_string(decoded.cap()) + " bytes)"};
 }
 
 // Produce v3+: one or more RecordBatch v2 back to back. Kafka insists on
@@ -119,8 +119,8 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Par
 }
 
 // Produce v0-2: a legacy MessageSet of magic 0/1 messages, wrappers unwrapped.
-std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage, RecordRun& run,
-                                              std::size_t& budget, DecodeBudget& memory) {
+std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage, RecordRun& run, std::size_t& budget,
+                                              DecodeBudget& memory) {
   MessageSetReadOptions read;
   read.max_decompressed_bytes = budget;
   read.trailing_partial = TrailingPartial::kReject;
@@ -151,16 +151,18 @@ std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage,
 bool is_legal_topic_name(std::string_view name) {
   if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
   for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
 }
 
-ProduceConversion convert_produce_request(const ProduceRequest& request, std::int16_t version,
-                                          std::shared_ptr<const Bytes> frame,  // NOLINT(performance-unnecessary-value-param): a sink; the front end moves its frame in, nothing is copied
-                                          const ProduceConversionOptions& options) {
+ProduceConversion convert_produce_request(
+    const ProduceRequest& request, std::int16_t version,
+    std::shared_ptr<const Bytes> frame,  // NOLINT(performance-unnecessary-value-param): a sink; the front end moves its
+                                         // frame in, nothing is copied
+    const ProduceConversionOptions& options) {
   ProduceConversion out;
   std::size_t budget = options.max_decompressed_bytes;
   DecodeBudget decoded(options.max_decoded_bytes);

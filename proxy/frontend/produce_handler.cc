@@ -64,7 +64,9 @@ struct PendingProduce {
   }
 };
 
-bool valid_acks(std::int16_t acks) { return acks == 0 || acks == 1 || acks == -1; }
+bool valid_acks(std::int16_t acks) {
+  return acks == 0 || acks == 1 || acks == -1;
+}
 
 // The error a client can act on for an upstream result. Most pass through as
 // they are (retriable ones stay retriable). Errors about the proxy's own
@@ -154,11 +156,13 @@ void submit_without_answer(ClientSession& session, ProduceConversion& converted)
     } else if (p.client_batch && !p.run.records.empty()) {
       submit_client_batch(session, p, [](const ClientBatchOutcome&) {});
     } else if (!p.run.records.empty()) {
-      ctx.sink.submit(p.topic, p.partition, std::move(p.run), [topic = p.topic, partition = p.partition](const RunResult& r) {
-        if (r.error != ErrorCode::kNone) {
-          frontend::log().debug("acks=0 records for {}-{} failed upstream: {}", topic, partition, error_name(r.error));
-        }
-      });
+      ctx.sink.submit(p.topic, p.partition, std::move(p.run),
+                      [topic = p.topic, partition = p.partition](const RunResult& r) {
+                        if (r.error != ErrorCode::kNone) {
+                          frontend::log().debug("acks=0 records for {}-{} failed upstream: {}", topic, partition,
+                                                error_name(r.error));
+                        }
+                      });
     }
   }
   ctx.observer.on_produce_done(0, 0);
@@ -193,11 +197,10 @@ std::shared_ptr<PendingProduce> pending_response(ClientSession& session, const R
 
 ClientBatchOutcome outcome_of(const RunResult& r) {
   return ClientBatchOutcome{client_error(r.error), r.base_offset, r.log_append_time_ms, r.log_start_offset,
-                      r.error_message};
+                            r.error_message};
 }
 
-void count_check(FrontendContext& ctx, const ClientSession& session, const PartitionProduce& p,
-                 const BatchCheck& c) {
+void count_check(FrontendContext& ctx, const ClientSession& session, const PartitionProduce& p, const BatchCheck& c) {
   switch (c.verdict) {
     case BatchVerdict::kDuplicateAcked:
       ++ctx.counters.client_duplicates_acked_total;
@@ -240,8 +243,7 @@ void submit_client_batch(ClientSession& session, PartitionProduce& p,
     case BatchVerdict::kAppend:
       break;
   }
-  auto done = [context = session.shared_context(), handle = c.handle,
-               answer = std::move(answer)](const RunResult& r) {
+  auto done = [context = session.shared_context(), handle = c.handle, answer = std::move(answer)](const RunResult& r) {
     const ClientBatchOutcome o = outcome_of(r);
     // The front end may be gone; the state is not (the context is shared).
     for (BatchWaiter& w : context->client_producers.complete(handle, o)) w(o);

@@ -27,7 +27,8 @@ void count_request(FrontendContext& ctx, const RequestHeader& h) {
 
 std::string api_label(const RequestHeader& h) {
   const std::string_view name = api_name(h.api_key);
-  if (name == "Unknown") return "API key " + std::to_string(static_cast<int>(h.api_key)) + " v" + std::to_string(h.api_version);
+  if (name == "Unknown")
+    return "API key " + std::to_string(static_cast<int>(h.api_key)) + " v" + std::to_string(h.api_version);
   return std::string(name) + " v" + std::to_string(h.api_version);
 }
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "proxy/protocol/api_key.h"
 #include "proxy/base/bytes.h"
+#include "proxy/protocol/api_key.h"
 
 namespace pp {
 

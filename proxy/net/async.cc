@@ -15,8 +15,7 @@ void Async::send() {
   if (state_) uv_async_send(&state_->handle);
 }
 
-Signal::Signal(uv_loop_t* loop, int signum, std::function<void(int)> on_signal)
-    : state_(new State) {
+Signal::Signal(uv_loop_t* loop, int signum, std::function<void(int)> on_signal) : state_(new State) {
   state_->on_signal = std::move(on_signal);
   uv_signal_init(loop, &state_->handle);
   state_->handle.data = state_.get();

@@ -2,9 +2,9 @@
 
 #include <arpa/inet.h>
 
-#include <memory>
 #include <charconv>
 #include <cstring>
+#include <memory>
 
 namespace pp::net {
 
@@ -118,8 +118,7 @@ void TcpConnection::State::fail(int status) {
   if (cb) cb(status);
 }
 
-TcpConnection TcpConnection::connect(uv_loop_t* loop, const HostPort& to,
-                                     ConnectCallback on_connected) {
+TcpConnection TcpConnection::connect(uv_loop_t* loop, const HostPort& to, ConnectCallback on_connected) {
   auto* s = new State;
   uv_tcp_init(loop, &s->handle);
   s->handle.data = s;
@@ -214,7 +213,9 @@ void TcpConnection::stop_reading() {
   uv_read_stop(reinterpret_cast<uv_stream_t*>(&s->handle));
 }
 
-bool TcpConnection::reading() const { return state_ && state_->reading; }
+bool TcpConnection::reading() const {
+  return state_ && state_->reading;
+}
 
 void TcpConnection::write(Bytes data) {
   State* s = state_.get();
@@ -223,13 +224,13 @@ void TcpConnection::write(Bytes data) {
   w->data = std::move(data);
   w->req.data = w;
   uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(w->data.data()), static_cast<unsigned>(w->data.size()));
-  const int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&s->handle), &buf, 1,
-                          [](uv_write_t* req, int status) {
-                            auto* wr = static_cast<WriteRequest*>(req->data);
-                            auto* st = static_cast<State*>(req->handle->data);
-                            delete wr;
-                            if (status != 0 && status != UV_ECANCELED) st->fail(status);
-                          });
+  const int rc =
+      uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&s->handle), &buf, 1, [](uv_write_t* req, int status) {
+        auto* wr = static_cast<WriteRequest*>(req->data);
+        auto* st = static_cast<State*>(req->handle->data);
+        delete wr;
+        if (status != 0 && status != UV_ECANCELED) st->fail(status);
+      });
   if (rc != 0) {
     delete w;
     s->fail(rc);
@@ -241,11 +242,17 @@ std::size_t TcpConnection::write_queue_bytes() const {
   return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&state_->handle));
 }
 
-void TcpConnection::close() { state_.reset(); }
+void TcpConnection::close() {
+  state_.reset();
+}
 
-bool TcpConnection::is_open() const { return state_ && state_->open; }
+bool TcpConnection::is_open() const {
+  return state_ && state_->open;
+}
 
-std::string TcpConnection::peer_name() const { return state_ ? state_->peer : std::string("?"); }
+std::string TcpConnection::peer_name() const {
+  return state_ ? state_->peer : std::string("?");
+}
 
 std::expected<TcpListener, std::string> TcpListener::listen(uv_loop_t* loop, const HostPort& at,
                                                             AcceptCallback on_accept, int backlog) {
@@ -260,19 +267,18 @@ std::expected<TcpListener, std::string> TcpListener::listen(uv_loop_t* loop, con
   l.state_->on_accept = std::move(on_accept);
   int rc = uv_tcp_bind(&l.state_->handle, reinterpret_cast<const sockaddr*>(&addr), 0);
   if (rc == 0) {
-    rc = uv_listen(reinterpret_cast<uv_stream_t*>(&l.state_->handle), backlog,
-                   [](uv_stream_t* server, int status) {
-                     auto* st = static_cast<State*>(server->data);
-                     if (status != 0) return;
-                     auto* c = new TcpConnection::State;
-                     uv_tcp_init(server->loop, &c->handle);
-                     c->handle.data = c;
-                     TcpConnection conn(c);
-                     if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) return;
-                     uv_tcp_nodelay(&c->handle, 1);
-                     c->peer = peer_of(&c->handle);
-                     if (st->on_accept) st->on_accept(std::move(conn));
-                   });
+    rc = uv_listen(reinterpret_cast<uv_stream_t*>(&l.state_->handle), backlog, [](uv_stream_t* server, int status) {
+      auto* st = static_cast<State*>(server->data);
+      if (status != 0) return;
+      auto* c = new TcpConnection::State;
+      uv_tcp_init(server->loop, &c->handle);
+      c->handle.data = c;
+      TcpConnection conn(c);
+      if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) return;
+      uv_tcp_nodelay(&c->handle, 1);
+      c->peer = peer_of(&c->handle);
+      if (st->on_accept) st->on_accept(std::move(conn));
+    });
   }
   if (rc != 0) {
     return std::unexpected("cannot listen on " + at.to_string() + ": " + uv_strerror(rc));

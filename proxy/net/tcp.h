@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "proxy/net/handle.h"
 #include "proxy/base/bytes.h"
+#include "proxy/net/handle.h"
 
 namespace pp::net {
 
@@ -87,8 +87,8 @@ class TcpListener {
   using AcceptCallback = std::function<void(TcpConnection)>;
 
   TcpListener() = default;
-  static std::expected<TcpListener, std::string> listen(uv_loop_t* loop, const HostPort& at,
-                                                        AcceptCallback on_accept, int backlog = 511);
+  static std::expected<TcpListener, std::string> listen(uv_loop_t* loop, const HostPort& at, AcceptCallback on_accept,
+                                                        int backlog = 511);
   std::uint16_t port() const;  // the bound port, useful with port 0
   void close() { state_.reset(); }
 

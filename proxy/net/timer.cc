@@ -30,6 +30,8 @@ bool Timer::active() const {
   return state_ && uv_is_active(reinterpret_cast<const uv_handle_t*>(&state_->handle));
 }
 
-std::uint64_t now_ms(uv_loop_t* loop) { return uv_now(loop); }
+std::uint64_t now_ms(uv_loop_t* loop) {
+  return uv_now(loop);
+}
 
 }  // namespace pp::net

@@ -14,9 +14,9 @@ std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done
   tracker->enqueued_ms = now;
   // Decision 7: a record without a timestamp (magic 0) gets the receive time,
   // or the broker would expire this producer's state early (pitfall 18).
-  const std::int64_t receive_time = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count();
+  const std::int64_t receive_time =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   for (auto& r : run.records) {
     if (r.timestamp_ms < 0) r.timestamp_ms = receive_time;
     tracker->encoded_size_estimate += RecordBatchBuilder::record_size_upper_bound(
@@ -93,9 +93,8 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   batch->record_count = builder.record_count();
   batch->bytes = builder.build();
   p.assign(batch);
-  spdlog::trace("{}: new batch seq {}..{} ({} records, {} bytes, ordinal {})", p.tp().to_string(),
-                batch->base_sequence, batch->last_sequence(), batch->record_count, batch->bytes.size(),
-                batch->ordinal);
+  spdlog::trace("{}: new batch seq {}..{} ({} records, {} bytes, ordinal {})", p.tp().to_string(), batch->base_sequence,
+                batch->last_sequence(), batch->record_count, batch->bytes.size(), batch->ordinal);
   return batch;
 }
 

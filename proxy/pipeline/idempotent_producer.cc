@@ -12,14 +12,13 @@
 
 namespace pp {
 
-IdempotentProducer::IdempotentProducer(PipelineConfig config, UpstreamPort& upstream,
-                                       const Clock& clock, PipelineObserver* observer)
-    : config_(config),
-      upstream_(upstream),
-      clock_(clock),
-      observer_(observer ? observer : &default_observer_) {}
+IdempotentProducer::IdempotentProducer(PipelineConfig config, UpstreamPort& upstream, const Clock& clock,
+                                       PipelineObserver* observer)
+    : config_(config), upstream_(upstream), clock_(clock), observer_(observer ? observer : &default_observer_) {}
 
-IdempotentProducer::~IdempotentProducer() { *alive_ = false; }
+IdempotentProducer::~IdempotentProducer() {
+  *alive_ = false;
+}
 
 void IdempotentProducer::wake() {
   if (wakeup_) wakeup_();
@@ -40,8 +39,7 @@ const PartitionState* IdempotentProducer::partition(const TopicPartition& tp) co
   return it == partitions_.end() ? nullptr : it->second.get();
 }
 
-void IdempotentProducer::submit(const std::string& topic, std::int32_t partition, RecordRun run,
-                                RunCompletion done) {
+void IdempotentProducer::submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) {
   auto tracker = accumulator_.admit(std::move(run), std::move(done), clock_.now_ms());
   if (!tracker->run.records.empty()) {
     PartitionState& p = state_for(TopicPartition{topic, partition});
@@ -98,8 +96,8 @@ void IdempotentProducer::follow_metadata(PartitionState& p, const PartitionLeade
     return;
   }
   const bool same = l.leader_id == p.leader_id() && l.leader_epoch == p.leader_epoch();
-  const bool newer = (l.leader_epoch >= 0 && p.leader_epoch() >= 0) ? l.leader_epoch > p.leader_epoch()
-                                                                      : l.leader_id != p.leader_id();
+  const bool newer =
+      (l.leader_epoch >= 0 && p.leader_epoch() >= 0) ? l.leader_epoch > p.leader_epoch() : l.leader_id != p.leader_id();
   // A recreated topic starts its epochs again: its lower epoch is news.
   if (newer || (topic_recreated && !same)) leader_changed(p, l.leader_id, l.leader_epoch);
 }
@@ -127,7 +125,8 @@ void IdempotentProducer::poll() {
   resolve_sequences();
   maybe_bump();
   maybe_init_producer_id(now);  // after maybe_bump: an exhausted epoch asks for a new id at once
-  if (identity_.ready()) sender_.drain(partitions_, now, [this, now](OutgoingProduce out) { dispatch(std::move(out), now); });
+  if (identity_.ready())
+    sender_.drain(partitions_, now, [this, now](OutgoingProduce out) { dispatch(std::move(out), now); });
 }
 
 void IdempotentProducer::dispatch(OutgoingProduce out, std::int64_t now) {
@@ -186,8 +185,7 @@ void IdempotentProducer::on_init_producer_id(InitProducerIdResult result) {
     return;
   }
   if (error != ErrorCode::kNone) {
-    identity_.initialization_failed(error, clock_.now_ms(),
-                                    retry_backoff_ms(config_, identity_.failed_attempts() + 1));
+    identity_.initialization_failed(error, clock_.now_ms(), retry_backoff_ms(config_, identity_.failed_attempts() + 1));
     return;
   }
   const ProducerIdAndEpoch fresh{result->producer_id, result->producer_epoch};
@@ -235,8 +233,7 @@ void IdempotentProducer::apply_bump(const ProducerIdAndEpoch& next) {
     PartitionState& p = state_for(tp);
     p.renumber(next);
     for (const auto& b : p.unacked()) {
-      patch_producer_state(std::span<std::uint8_t>(b->bytes), next.id.value, next.epoch.value,
-                           b->base_sequence);
+      patch_producer_state(std::span<std::uint8_t>(b->bytes), next.id.value, next.epoch.value, b->base_sequence);
       b->state = BatchState::kAwaitingRetry;
       b->retry_at_ms = 0;
     }
@@ -265,8 +262,8 @@ void IdempotentProducer::expire(std::int64_t now) {
         reset_nodes.insert(b->sent_to_node);  // its failure comes back as NETWORK_EXCEPTION
         continue;
       }
-      spdlog::warn("{}: batch seq {}..{} expired after {} attempts; outcome unknown", tp.to_string(),
-                   b->base_sequence, b->last_sequence(), b->attempts);
+      spdlog::warn("{}: batch seq {}..{} expired after {} attempts; outcome unknown", tp.to_string(), b->base_sequence,
+                   b->last_sequence(), b->attempts);
       p->mark_unresolved(b);
       fail_batch(*p, b, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
     }
@@ -288,8 +285,8 @@ void IdempotentProducer::resolve_sequences() {
 
 // ---- completion ----
 
-void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch,
-                                        std::int64_t base_offset, const ProducePartitionResponse* response) {
+void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
+                                        const ProducePartitionResponse* response) {
   p.acknowledge(batch);
   // Counted before any client is answered: a client told "acknowledged" that
   // scrapes /metrics next must find its records in records_delivered_total

@@ -40,8 +40,7 @@ class IdempotentProducer final : public RecordSink {
   void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
 
   // Takes a run for topic/partition; `done` runs exactly once, later.
-  void submit(const std::string& topic, std::int32_t partition, RecordRun run,
-              RunCompletion done) override;
+  void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) override;
   bool over_memory_budget() const override { return accumulator_.over_budget(); }
   void set_memory_available_listener(std::function<void()> listener) override {
     accumulator_.set_memory_available_listener(std::move(listener));
@@ -109,8 +108,8 @@ class IdempotentProducer final : public RecordSink {
                       const ProducePartitionResponse* response) const;
   void apply(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ResponseAction& action,
              const ProducePartitionResponse* response);
-  void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error,
-                    const ProducePartitionResponse* response, std::int16_t version);
+  void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ProducePartitionResponse* response,
+                    std::int16_t version);
   void retry_later(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::int64_t now);
   void split(PartitionState& p, const BatchPtr& batch);
   void leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch);

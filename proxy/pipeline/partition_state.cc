@@ -6,12 +6,18 @@ namespace pp {
 
 std::string_view to_string(HoldReason reason) {
   switch (reason) {
-    case HoldReason::kNone: return "none";
-    case HoldReason::kStaleEpochUnacked: return "unacked batches of an older epoch";
-    case HoldReason::kUnresolved: return "unresolved sequence";
-    case HoldReason::kFirstUnacked: return "first batch of the epoch not acknowledged";
-    case HoldReason::kWindowCount: return "window full (count)";
-    case HoldReason::kWindowSpan: return "window full (span from oldest unacked)";
+    case HoldReason::kNone:
+      return "none";
+    case HoldReason::kStaleEpochUnacked:
+      return "unacked batches of an older epoch";
+    case HoldReason::kUnresolved:
+      return "unresolved sequence";
+    case HoldReason::kFirstUnacked:
+      return "first batch of the epoch not acknowledged";
+    case HoldReason::kWindowCount:
+      return "window full (count)";
+    case HoldReason::kWindowSpan:
+      return "window full (span from oldest unacked)";
   }
   return "?";
 }

@@ -18,8 +18,7 @@ class PipelineObserver {
   virtual void on_window(const TopicPartition&, std::int32_t /*window*/) {}
   virtual void on_window_reset(const TopicPartition&) {}
   virtual void on_inflight_batches(const TopicPartition&, std::int32_t /*count*/) {}
-  virtual void on_batch_sent(const TopicPartition&, std::int32_t /*records*/, std::size_t /*bytes*/,
-                             bool /*retry*/) {}
+  virtual void on_batch_sent(const TopicPartition&, std::int32_t /*records*/, std::size_t /*bytes*/, bool /*retry*/) {}
   virtual void on_retry(ErrorCode /*error*/) {}
   virtual void on_duplicate_sequence() {}
   virtual void on_epoch_bump(std::string_view /*reason*/) {}

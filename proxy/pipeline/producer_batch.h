@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
+#include "proxy/base/bytes.h"
 #include "proxy/pipeline/record_run.h"
 #include "proxy/pipeline/topic_partition.h"
-#include "proxy/base/bytes.h"
 #include "proxy/protocol/types.h"
 
 namespace pp {
@@ -56,11 +56,11 @@ struct ProducerBatch {
   std::uint64_t ordinal = 0;  // position in this partition's epoch (span check, 3e)
 
   BatchState state = BatchState::kInFlight;
-  std::int32_t attempts = 0;       // sends so far
-  std::int64_t retry_at_ms = 0;    // backoff: not before this
-  bool skip_backoff = false;       // first retry after a leader change (KIP-951)
-  bool renumbered = false;         // re-stamped by an epoch bump (C.7)
-  bool ever_ambiguous = false;     // some attempt ended with an unknown outcome
+  std::int32_t attempts = 0;     // sends so far
+  std::int64_t retry_at_ms = 0;  // backoff: not before this
+  bool skip_backoff = false;     // first retry after a leader change (KIP-951)
+  bool renumbered = false;       // re-stamped by an epoch bump (C.7)
+  bool ever_ambiguous = false;   // some attempt ended with an unknown outcome
   std::int32_t corrupt_responses = 0;
   std::int32_t sent_to_leader_epoch = -1;  // leader epoch known when last sent (C.5)
   std::int32_t sent_to_node = -1;

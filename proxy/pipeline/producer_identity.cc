@@ -8,10 +8,14 @@ namespace pp {
 
 std::string_view to_string(IdentityState s) {
   switch (s) {
-    case IdentityState::kUninitialized: return "UNINITIALIZED";
-    case IdentityState::kInitializing: return "INITIALIZING";
-    case IdentityState::kReady: return "READY";
-    case IdentityState::kFatal: return "FATAL";
+    case IdentityState::kUninitialized:
+      return "UNINITIALIZED";
+    case IdentityState::kInitializing:
+      return "INITIALIZING";
+    case IdentityState::kReady:
+      return "READY";
+    case IdentityState::kFatal:
+      return "FATAL";
   }
   return "?";
 }
@@ -42,8 +46,8 @@ void ProducerIdentity::initialization_failed(ErrorCode error, std::int64_t now, 
 
 void ProducerIdentity::ready_with(const ProducerIdAndEpoch& fresh) {
   failed_attempts_ = 0;
-  set_state(IdentityState::kReady, "producer id " + std::to_string(fresh.id.value) + ", epoch " +
-                                       std::to_string(fresh.epoch.value));
+  set_state(IdentityState::kReady,
+            "producer id " + std::to_string(fresh.id.value) + ", epoch " + std::to_string(fresh.epoch.value));
 }
 
 void ProducerIdentity::fail(ErrorCode error) {

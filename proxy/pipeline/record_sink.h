@@ -16,8 +16,7 @@ class RecordSink {
   virtual ~RecordSink() = default;
 
   // `done` runs exactly once, never inside submit().
-  virtual void submit(const std::string& topic, std::int32_t partition, RecordRun run,
-                      RunCompletion done) = 0;
+  virtual void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) = 0;
 
   // Back-pressure (rule of the house 5): at or over buffer_memory_bytes, the
   // caller stops reading from its clients...

@@ -7,19 +7,27 @@ namespace pp {
 
 std::string_view to_string(BatchOutcome outcome) {
   switch (outcome) {
-    case BatchOutcome::kComplete: return "complete";
-    case BatchOutcome::kCompleteDuplicate: return "complete_duplicate";
-    case BatchOutcome::kRetry: return "retry";
-    case BatchOutcome::kSplit: return "split";
-    case BatchOutcome::kFail: return "fail";
-    case BatchOutcome::kFatal: return "fatal";
+    case BatchOutcome::kComplete:
+      return "complete";
+    case BatchOutcome::kCompleteDuplicate:
+      return "complete_duplicate";
+    case BatchOutcome::kRetry:
+      return "retry";
+    case BatchOutcome::kSplit:
+      return "split";
+    case BatchOutcome::kFail:
+      return "fail";
+    case BatchOutcome::kFatal:
+      return "fatal";
   }
   return "?";
 }
 
 namespace {
 
-ResponseAction retry() { return {}; }
+ResponseAction retry() {
+  return {};
+}
 
 ResponseAction retry_and_bump(std::string_view reason) {
   ResponseAction a;

@@ -37,11 +37,11 @@ struct BatchFacts {
 
 struct ResponseAction {
   BatchOutcome outcome = BatchOutcome::kRetry;
-  bool mark_ambiguous = false;       // this attempt may be in the log
-  bool refresh_metadata = false;     // ask upstream for the topic again
-  bool follow_leader_hint = false;   // take CurrentLeader and NodeEndpoints now (C.8)
-  std::string_view bump_reason;      // not empty: an epoch bump is needed (C.7)
-  std::string_view fail_message;     // for kFail; empty: the error's meaning or the broker's message
+  bool mark_ambiguous = false;      // this attempt may be in the log
+  bool refresh_metadata = false;    // ask upstream for the topic again
+  bool follow_leader_hint = false;  // take CurrentLeader and NodeEndpoints now (C.8)
+  std::string_view bump_reason;     // not empty: an epoch bump is needed (C.7)
+  std::string_view fail_message;    // for kFail; empty: the error's meaning or the broker's message
 };
 
 ResponseAction classify_response(ErrorCode error, const BatchFacts& facts);

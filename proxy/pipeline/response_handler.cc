@@ -45,14 +45,13 @@ void IdempotentProducer::on_produce_result(const std::shared_ptr<Request>& reque
   }
 }
 
-const ProducePartitionResponse* IdempotentProducer::find_answer(const Request& request,
-                                                                const ProduceResponse& response,
+const ProducePartitionResponse* IdempotentProducer::find_answer(const Request& request, const ProduceResponse& response,
                                                                 const TopicPartition& tp) const {
   const Uuid id = topics_.topic_id(tp.topic);
   const ProducePartitionResponse* found = nullptr;
   for (const auto& topic : response.responses) {
-    const bool same_topic = request.version >= kProduceTopicIdVersion ? !id.is_zero() && topic.topic_id == id
-                                                                      : topic.name == tp.topic;
+    const bool same_topic =
+        request.version >= kProduceTopicIdVersion ? !id.is_zero() && topic.topic_id == id : topic.name == tp.topic;
     if (!same_topic) continue;
     for (const auto& part : topic.partition_responses) {
       if (part.index == tp.partition) found = &part;
@@ -61,8 +60,8 @@ const ProducePartitionResponse* IdempotentProducer::find_answer(const Request& r
   return found;
 }
 
-void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& b,
-                                      ErrorCode error, const ProducePartitionResponse* pr) {
+void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& b, ErrorCode error,
+                                      const ProducePartitionResponse* pr) {
   PartitionState& p = state_for(b->tp);
   p.batch_returned();
   observer_->on_inflight_batches(b->tp, p.inflight_batches());
@@ -146,9 +145,10 @@ void IdempotentProducer::learn_window(PartitionState& p, const BatchPtr& b, Erro
     return;
   }
   // KIP-1269: an absent tag, or a response older than v14, means 5.
-  const std::int32_t announced = version >= kProduceWindowVersion ? pr->producer_state_batches_to_retain
-                                                                  : kDefaultBatchesToRetain;
-  const std::int32_t window = std::clamp(announced, kInitialWindow, std::max(kInitialWindow, config_.max_partition_window));
+  const std::int32_t announced =
+      version >= kProduceWindowVersion ? pr->producer_state_batches_to_retain : kDefaultBatchesToRetain;
+  const std::int32_t window =
+      std::clamp(announced, kInitialWindow, std::max(kInitialWindow, config_.max_partition_window));
   if (window != p.window()) {
     spdlog::info("{}: dedup window {} -> {} (leader {}, Produce v{})", p.tp().to_string(), p.window(), window,
                  p.leader_id(), version);
@@ -172,13 +172,13 @@ void IdempotentProducer::retry_later(PartitionState& p, const BatchPtr& b, Error
   // moved since this attempt went out, so the retry goes to it at once.
   b->skip_backoff = b->sent_to_node != p.leader_id() || b->sent_to_leader_epoch != p.leader_epoch();
   observer_->on_retry(error);
-  spdlog::debug("{}: retry seq {}..{} after {} (attempt {}, backoff {} ms)", b->tp.to_string(),
-                b->base_sequence, b->last_sequence(), error_name(error), b->attempts, backoff);
+  spdlog::debug("{}: retry seq {}..{} after {} (attempt {}, backoff {} ms)", b->tp.to_string(), b->base_sequence,
+                b->last_sequence(), error_name(error), b->attempts, backoff);
 }
 
 void IdempotentProducer::leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch) {
-  spdlog::info("{}: leader {} (epoch {}) -> {} (epoch {}); window {} -> {}", p.tp().to_string(),
-               p.leader_id(), p.leader_epoch(), leader, epoch, p.window(), kInitialWindow);
+  spdlog::info("{}: leader {} (epoch {}) -> {} (epoch {}); window {} -> {}", p.tp().to_string(), p.leader_id(),
+               p.leader_epoch(), leader, epoch, p.window(), kInitialWindow);
   p.set_leader(leader, epoch);
   // The new leader's window is rediscovered from its first response.
   p.set_window(kInitialWindow);
@@ -231,8 +231,8 @@ void IdempotentProducer::split(PartitionState& p, const BatchPtr& b) {
     pieces.push_back(piece);
   }
   for (const auto& bp : b->pieces) --bp.run->pieces_outstanding;
-  spdlog::info("{}: MESSAGE_TOO_LARGE: split seq {}..{} into {} + {} records", p.tp().to_string(),
-               b->base_sequence, b->last_sequence(), pieces[0]->record_count, pieces[1]->record_count);
+  spdlog::info("{}: MESSAGE_TOO_LARGE: split seq {}..{} into {} + {} records", p.tp().to_string(), b->base_sequence,
+               b->last_sequence(), pieces[0]->record_count, pieces[1]->record_count);
   p.replace_with_split(b, pieces);
 }
 

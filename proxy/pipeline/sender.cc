@@ -25,8 +25,8 @@ BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
   }
   // Rule 4: an idle partition of an older epoch starts again at sequence 0.
   if (p.needs_reset(current)) {
-    spdlog::debug("{}: sequences reset to 0 under producer id {} epoch {}", p.tp().to_string(),
-                  current.id.value, current.epoch.value);
+    spdlog::debug("{}: sequences reset to 0 under producer id {} epoch {}", p.tp().to_string(), current.id.value,
+                  current.epoch.value);
     p.reset_sequences(current);
   }
   // Rule 5: built now, at the first send (decision 5).
@@ -83,7 +83,8 @@ OutgoingProduce Sender::assemble(std::int32_t node, std::vector<BatchPtr> batche
   out.request.timeout_ms = config_.request_timeout_ms;
   for (const auto& b : batches) {
     auto& topics = out.request.topic_data;
-    auto it = std::find_if(topics.begin(), topics.end(), [&](const ProduceTopicData& t) { return t.name == b->tp.topic; });
+    auto it =
+        std::find_if(topics.begin(), topics.end(), [&](const ProduceTopicData& t) { return t.name == b->tp.topic; });
     if (it == topics.end()) {
       ProduceTopicData topic;
       topic.name = b->tp.topic;

@@ -22,8 +22,8 @@ TopicChanges TopicTable::apply(const std::string& name, const TopicLeadership& r
 
   TopicLeadership now = reported;
   if (now.topic_id.is_zero() && old) now.topic_id = old->topic_id;
-  changes.recreated = old && !old->topic_id.is_zero() && !reported.topic_id.is_zero() &&
-                      old->topic_id != reported.topic_id;
+  changes.recreated =
+      old && !old->topic_id.is_zero() && !reported.topic_id.is_zero() && old->topic_id != reported.topic_id;
   const bool compare = old && !changes.recreated;
   for (std::size_t i = 0; i < now.partitions.size(); ++i) {
     if (!compare || i >= old->partitions.size()) continue;

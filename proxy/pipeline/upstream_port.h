@@ -26,7 +26,7 @@ struct PartitionLeadership {
 
 struct TopicLeadership {
   ErrorCode error = ErrorCode::kNone;
-  Uuid topic_id;  // zero when the broker doesn't report ids (Metadata < v10)
+  Uuid topic_id;                                // zero when the broker doesn't report ids (Metadata < v10)
   std::vector<PartitionLeadership> partitions;  // index = partition id
 };
 

@@ -10,8 +10,7 @@ template <class Request, class Response>
 constexpr ApiSpec spec_of() {
   static_assert(Request::kApiKey == Response::kApiKey);
   static_assert(Request::kFlexibleSince == Response::kFlexibleSince);
-  static_assert(Request::kVersions.min == Response::kVersions.min &&
-                Request::kVersions.max == Response::kVersions.max);
+  static_assert(Request::kVersions.min == Response::kVersions.min && Request::kVersions.max == Response::kVersions.max);
   return ApiSpec{Request::kApiKey, Request::kVersions, Request::kFlexibleSince};
 }
 
@@ -26,7 +25,9 @@ using Table = SpecTable<AllApis>;
 
 }  // namespace
 
-std::span<const ApiSpec> described_apis() { return Table::kSpecs; }
+std::span<const ApiSpec> described_apis() {
+  return Table::kSpecs;
+}
 
 const ApiSpec* find_api(ApiKey key) {
   for (const auto& spec : Table::kSpecs) {

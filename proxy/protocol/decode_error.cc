@@ -4,18 +4,30 @@ namespace pp {
 
 std::string_view to_string(DecodeErrorKind kind) {
   switch (kind) {
-    case DecodeErrorKind::kTruncated: return "truncated";
-    case DecodeErrorKind::kNegativeLength: return "negative length";
-    case DecodeErrorKind::kLengthTooLarge: return "length larger than the remaining bytes";
-    case DecodeErrorKind::kVarintTooLong: return "varint too long";
-    case DecodeErrorKind::kInvalidValue: return "invalid value";
-    case DecodeErrorKind::kBadChecksum: return "checksum mismatch";
-    case DecodeErrorKind::kUnsupported: return "unsupported";
-    case DecodeErrorKind::kTooLarge: return "over the configured size limit";
-    case DecodeErrorKind::kTrailingBytes: return "unexpected trailing bytes";
-    case DecodeErrorKind::kOutOfOrder: return "tags not in strictly increasing order";
-    case DecodeErrorKind::kTooMany: return "more entries than the decoder accepts";
-    case DecodeErrorKind::kOverBudget: return "decoded size over the per-request memory cap";
+    case DecodeErrorKind::kTruncated:
+      return "truncated";
+    case DecodeErrorKind::kNegativeLength:
+      return "negative length";
+    case DecodeErrorKind::kLengthTooLarge:
+      return "length larger than the remaining bytes";
+    case DecodeErrorKind::kVarintTooLong:
+      return "varint too long";
+    case DecodeErrorKind::kInvalidValue:
+      return "invalid value";
+    case DecodeErrorKind::kBadChecksum:
+      return "checksum mismatch";
+    case DecodeErrorKind::kUnsupported:
+      return "unsupported";
+    case DecodeErrorKind::kTooLarge:
+      return "over the configured size limit";
+    case DecodeErrorKind::kTrailingBytes:
+      return "unexpected trailing bytes";
+    case DecodeErrorKind::kOutOfOrder:
+      return "tags not in strictly increasing order";
+    case DecodeErrorKind::kTooMany:
+      return "more entries than the decoder accepts";
+    case DecodeErrorKind::kOverBudget:
+      return "decoded size over the per-request memory cap";
   }
   return "unknown";
 }

@@ -10,18 +10,18 @@
 namespace pp {
 
 enum class DecodeErrorKind : std::uint8_t {
-  kTruncated,        // fewer bytes than the field needs
-  kNegativeLength,   // a length below -1, or -1 where null is not allowed
-  kLengthTooLarge,   // a length or count larger than the bytes that remain
-  kVarintTooLong,    // a varint longer than its type allows
-  kInvalidValue,     // a value outside the field's domain
-  kBadChecksum,      // CRC mismatch
-  kUnsupported,      // a version, magic or codec we do not speak
-  kTooLarge,         // over a configured bound (frame size, decompressed size)
-  kTrailingBytes,    // bytes left where the format says the structure ends
-  kOutOfOrder,       // tagged-field tags not strictly increasing (KIP-482)
-  kTooMany,          // more entries than the decoder accepts (unknown tagged fields)
-  kOverBudget,       // what it decodes to in memory is over the per-request cap
+  kTruncated,       // fewer bytes than the field needs
+  kNegativeLength,  // a length below -1, or -1 where null is not allowed
+  kLengthTooLarge,  // a length or count larger than the bytes that remain
+  kVarintTooLong,   // a varint longer than its type allows
+  kInvalidValue,    // a value outside the field's domain
+  kBadChecksum,     // CRC mismatch
+  kUnsupported,     // a version, magic or codec we do not speak
+  kTooLarge,        // over a configured bound (frame size, decompressed size)
+  kTrailingBytes,   // bytes left where the format says the structure ends
+  kOutOfOrder,      // tagged-field tags not strictly increasing (KIP-482)
+  kTooMany,         // more entries than the decoder accepts (unknown tagged fields)
+  kOverBudget,      // what it decodes to in memory is over the per-request cap
 };
 
 std::string_view to_string(DecodeErrorKind kind);

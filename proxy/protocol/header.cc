@@ -65,8 +65,7 @@ Decoded<DecodedRequestHeader> decode_request_header(WireReader& r) {
   return out;
 }
 
-void encode_response_header(WireWriter& w, std::int32_t correlation_id, ApiKey key,
-                            std::int16_t version) {
+void encode_response_header(WireWriter& w, std::int32_t correlation_id, ApiKey key, std::int16_t version) {
   w.int32(correlation_id);
   if (response_header_version(key, version) >= 1) w.uvarint(0);
 }

@@ -42,8 +42,7 @@ struct DecodedRequestHeader {
 };
 Decoded<DecodedRequestHeader> decode_request_header(WireReader& r);
 
-void encode_response_header(WireWriter& w, std::int32_t correlation_id, ApiKey key,
-                            std::int16_t version);
+void encode_response_header(WireWriter& w, std::int32_t correlation_id, ApiKey key, std::int16_t version);
 // Returns the correlation id; skips (and drops) header tags.
 Decoded<std::int32_t> decode_response_header(WireReader& r, ApiKey key, std::int16_t version);
 

@@ -37,8 +37,12 @@ struct Versions {
   constexpr bool contains(std::int16_t v) const { return v >= min && v <= max; }
   constexpr bool empty() const { return max < min; }
 };
-constexpr Versions since(std::int16_t v) { return {v, kMaxVersion}; }
-constexpr Versions between(std::int16_t lo, std::int16_t hi) { return {lo, hi}; }
+constexpr Versions since(std::int16_t v) {
+  return {v, kMaxVersion};
+}
+constexpr Versions between(std::int16_t lo, std::int16_t hi) {
+  return {lo, hi};
+}
 inline constexpr Versions kNever{0, -1};
 inline constexpr Versions kAll{0, kMaxVersion};
 
@@ -128,5 +132,5 @@ constexpr bool kWideLength = !std::is_same_v<T, std::string>;
 }  // namespace pp
 
 // How the descriptions become bytes and back.
-#include "proxy/protocol/schema_sizes.h"
 #include "proxy/protocol/schema_codec.h"
+#include "proxy/protocol/schema_sizes.h"

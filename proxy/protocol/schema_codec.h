@@ -250,8 +250,7 @@ void encode_struct(WireWriter& w, const T& v, SchemaContext c) {
   if constexpr (schema_detail::HasUnknownTags<T>) {
     present.insert(present.end(), v.unknown_tags.begin(), v.unknown_tags.end());
   }
-  std::stable_sort(present.begin(), present.end(),
-                   [](const auto& a, const auto& b) { return a.tag < b.tag; });
+  std::stable_sort(present.begin(), present.end(), [](const auto& a, const auto& b) { return a.tag < b.tag; });
   w.uvarint(static_cast<std::uint32_t>(present.size()));
   for (const auto& t : present) {
     w.uvarint(t.tag);

@@ -10,8 +10,7 @@ bool Uuid::is_zero() const {
 }
 
 std::string Uuid::to_string() const {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::string out;
   std::uint32_t acc = 0;
   int bits = 0;

@@ -19,8 +19,7 @@ using Decoded = std::expected<T, DecodeError>;
 
 class WireReader {
  public:
-  explicit WireReader(ByteView data, std::size_t base_offset = 0)
-      : data_(data), base_offset_(base_offset) {}
+  explicit WireReader(ByteView data, std::size_t base_offset = 0) : data_(data), base_offset_(base_offset) {}
 
   std::size_t position() const { return pos_; }
   std::size_t offset() const { return base_offset_ + pos_; }  // for error reports

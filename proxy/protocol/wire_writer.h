@@ -36,12 +36,9 @@ class WireWriter {
 
   void uvarint(std::uint32_t v) { leb128(v); }
   void varint(std::int32_t v) {
-    leb128(static_cast<std::uint32_t>((static_cast<std::uint32_t>(v) << 1) ^
-                                      static_cast<std::uint32_t>(v >> 31)));
+    leb128(static_cast<std::uint32_t>((static_cast<std::uint32_t>(v) << 1) ^ static_cast<std::uint32_t>(v >> 31)));
   }
-  void varlong(std::int64_t v) {
-    leb128((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
-  }
+  void varlong(std::int64_t v) { leb128((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63)); }
 
   void raw(ByteView b) { out_->insert(out_->end(), b.begin(), b.end()); }
   void raw(std::string_view s) { out_->insert(out_->end(), s.begin(), s.end()); }

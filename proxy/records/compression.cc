@@ -9,11 +9,16 @@ namespace pp {
 
 std::string_view to_string(CompressionCodec codec) {
   switch (codec) {
-    case CompressionCodec::kNone: return "none";
-    case CompressionCodec::kGzip: return "gzip";
-    case CompressionCodec::kSnappy: return "snappy";
-    case CompressionCodec::kLz4: return "lz4";
-    case CompressionCodec::kZstd: return "zstd";
+    case CompressionCodec::kNone:
+      return "none";
+    case CompressionCodec::kGzip:
+      return "gzip";
+    case CompressionCodec::kSnappy:
+      return "snappy";
+    case CompressionCodec::kLz4:
+      return "lz4";
+    case CompressionCodec::kZstd:
+      return "zstd";
   }
   return "unknown";
 }
@@ -31,14 +36,23 @@ std::optional<CompressionCodec> compression_codec_from_id(int id) {
   return static_cast<CompressionCodec>(id);
 }
 
-void compress_append(CompressionCodec codec, ByteView input, Bytes& out,
-                     const CompressOptions& options) {
+void compress_append(CompressionCodec codec, ByteView input, Bytes& out, const CompressOptions& options) {
   switch (codec) {
-    case CompressionCodec::kNone: out.insert(out.end(), input.begin(), input.end()); return;
-    case CompressionCodec::kGzip: detail::gzip_compress(input, out, options); return;
-    case CompressionCodec::kSnappy: detail::snappy_compress(input, out); return;
-    case CompressionCodec::kLz4: detail::lz4_compress(input, out, options); return;
-    case CompressionCodec::kZstd: detail::zstd_compress(input, out, options); return;
+    case CompressionCodec::kNone:
+      out.insert(out.end(), input.begin(), input.end());
+      return;
+    case CompressionCodec::kGzip:
+      detail::gzip_compress(input, out, options);
+      return;
+    case CompressionCodec::kSnappy:
+      detail::snappy_compress(input, out);
+      return;
+    case CompressionCodec::kLz4:
+      detail::lz4_compress(input, out, options);
+      return;
+    case CompressionCodec::kZstd:
+      detail::zstd_compress(input, out, options);
+      return;
   }
   detail::compression_internal_failure("unknown codec");
 }
@@ -57,10 +71,14 @@ Decoded<Bytes> decompress(CompressionCodec codec, ByteView input, std::size_t ma
         return detail::codec_error(DecodeErrorKind::kTooLarge, 0, "none");
       }
       return Bytes(input.begin(), input.end());
-    case CompressionCodec::kGzip: return detail::gzip_decompress(input, max_output_bytes);
-    case CompressionCodec::kSnappy: return detail::snappy_decompress(input, max_output_bytes);
-    case CompressionCodec::kLz4: return detail::lz4_decompress(input, max_output_bytes, lz4_framing);
-    case CompressionCodec::kZstd: return detail::zstd_decompress(input, max_output_bytes);
+    case CompressionCodec::kGzip:
+      return detail::gzip_decompress(input, max_output_bytes);
+    case CompressionCodec::kSnappy:
+      return detail::snappy_decompress(input, max_output_bytes);
+    case CompressionCodec::kLz4:
+      return detail::lz4_decompress(input, max_output_bytes, lz4_framing);
+    case CompressionCodec::kZstd:
+      return detail::zstd_decompress(input, max_output_bytes);
   }
   return detail::codec_error(DecodeErrorKind::kUnsupported, 0, "codec");
 }

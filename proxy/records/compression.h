@@ -43,8 +43,7 @@ struct CompressOptions {
 // snappy writes Kafka's xerial framing (SnappyOutputStream); lz4 writes one LZ4
 // frame with 64 KiB independent blocks and no content checksum (Kafka's
 // KafkaLZ4BlockOutputStream); zstd writes one frame. kNone copies.
-void compress_append(CompressionCodec codec, ByteView input, Bytes& out,
-                     const CompressOptions& options = {});
+void compress_append(CompressionCodec codec, ByteView input, Bytes& out, const CompressOptions& options = {});
 Bytes compress(CompressionCodec codec, ByteView input, const CompressOptions& options = {});
 
 // Decompresses `input`, never holding more than max_output_bytes + 1 bytes of

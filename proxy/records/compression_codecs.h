@@ -16,8 +16,7 @@ namespace pp::detail {
 // that last byte proves the data is over the cap without holding more.
 class CappedOutput {
  public:
-  CappedOutput(std::size_t cap, std::size_t size_hint)
-      : cap_(cap), limit_(cap == SIZE_MAX ? cap : cap + 1) {
+  CappedOutput(std::size_t cap, std::size_t size_hint) : cap_(cap), limit_(cap == SIZE_MAX ? cap : cap + 1) {
     buffer_.resize(std::min(limit_, std::max<std::size_t>(size_hint, 4096)));
   }
 
@@ -53,13 +52,14 @@ class CappedOutput {
   std::size_t limit_;
 };
 
-inline std::unexpected<DecodeError> codec_error(DecodeErrorKind kind, std::size_t offset,
-                                                std::string_view codec) {
+inline std::unexpected<DecodeError> codec_error(DecodeErrorKind kind, std::size_t offset, std::string_view codec) {
   return std::unexpected(DecodeError{kind, offset, std::string(codec)});
 }
 
 // First-guess output size: compressed record data usually inflates 2-10x.
-inline std::size_t output_hint(std::size_t input_size) { return input_size * 4; }
+inline std::size_t output_hint(std::size_t input_size) {
+  return input_size * 4;
+}
 
 void gzip_compress(ByteView input, Bytes& out, const CompressOptions& options);
 Decoded<Bytes> gzip_decompress(ByteView input, std::size_t cap);

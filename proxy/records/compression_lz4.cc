@@ -49,12 +49,16 @@ DecodeErrorKind kind_of(std::size_t lz4_result) {
   switch (LZ4F_getErrorCode(lz4_result)) {
     case LZ4F_ERROR_headerChecksum_invalid:
     case LZ4F_ERROR_blockChecksum_invalid:
-    case LZ4F_ERROR_contentChecksum_invalid: return DecodeErrorKind::kBadChecksum;
+    case LZ4F_ERROR_contentChecksum_invalid:
+      return DecodeErrorKind::kBadChecksum;
     case LZ4F_ERROR_maxBlockSize_invalid:
     case LZ4F_ERROR_headerVersion_wrong:
-    case LZ4F_ERROR_frameType_unknown: return DecodeErrorKind::kUnsupported;
-    case LZ4F_ERROR_allocation_failed: compression_internal_failure("lz4 allocation");
-    default: return DecodeErrorKind::kInvalidValue;
+    case LZ4F_ERROR_frameType_unknown:
+      return DecodeErrorKind::kUnsupported;
+    case LZ4F_ERROR_allocation_failed:
+      compression_internal_failure("lz4 allocation");
+    default:
+      return DecodeErrorKind::kInvalidValue;
   }
 }
 
@@ -113,8 +117,7 @@ void lz4_compress(ByteView input, Bytes& out, const CompressOptions& options) {
   prefs.compressionLevel = options.level.value_or(0);  // 0: fast mode, Kafka's default
   const std::size_t start = out.size();
   out.resize(start + LZ4F_compressFrameBound(input.size(), &prefs));
-  const std::size_t n = LZ4F_compressFrame(out.data() + start, out.size() - start, input.data(),
-                                           input.size(), &prefs);
+  const std::size_t n = LZ4F_compressFrame(out.data() + start, out.size() - start, input.data(), input.size(), &prefs);
   if (LZ4F_isError(n)) compression_internal_failure("LZ4F_compressFrame");
   out.resize(start + n);
   if (options.lz4_framing == Lz4Framing::kKafkaLegacy) {
@@ -148,8 +151,7 @@ Decoded<Bytes> lz4_decompress(ByteView input, std::size_t cap, Lz4Framing framin
     if (available == 0) return codec_error(DecodeErrorKind::kTooLarge, consumed, "lz4");
     std::size_t dst_size = available;
     std::size_t src_size = src.size();
-    const std::size_t hint =
-        LZ4F_decompress(dctx.get(), dst, &dst_size, src.data(), &src_size, nullptr);
+    const std::size_t hint = LZ4F_decompress(dctx.get(), dst, &dst_size, src.data(), &src_size, nullptr);
     if (LZ4F_isError(hint)) return codec_error(kind_of(hint), consumed, "lz4");
     src = src.subspan(src_size);
     consumed += src_size;

@@ -21,8 +21,7 @@ constexpr std::int32_t kXerialCompatibleVersion = 1;
 constexpr std::size_t kXerialBlockSize = 32 * 1024;
 
 bool has_xerial_header(ByteView input) {
-  return input.size() >= kXerialHeaderSize &&
-         std::memcmp(input.data(), kXerialMagic.data(), kXerialMagic.size()) == 0;
+  return input.size() >= kXerialHeaderSize && std::memcmp(input.data(), kXerialMagic.data(), kXerialMagic.size()) == 0;
 }
 
 void put_be32(Bytes& out, std::uint32_t v) {
@@ -36,8 +35,7 @@ void put_be32(Bytes& out, std::uint32_t v) {
 // the cap before allocating anything.
 Decoded<void> raw_block(ByteView block, std::size_t at, CappedOutput& out) {
   std::size_t length = 0;
-  if (!snappy::GetUncompressedLength(reinterpret_cast<const char*>(block.data()), block.size(),
-                                     &length)) {
+  if (!snappy::GetUncompressedLength(reinterpret_cast<const char*>(block.data()), block.size(), &length)) {
     return codec_error(DecodeErrorKind::kInvalidValue, at, "snappy");
   }
   // A snappy copy tag of 2-5 bytes expands to at most 64 bytes, so a block
@@ -45,8 +43,7 @@ Decoded<void> raw_block(ByteView block, std::size_t at, CappedOutput& out) {
   if (length / 32 > block.size()) return codec_error(DecodeErrorKind::kInvalidValue, at, "snappy");
   std::uint8_t* dst = out.reserve_exact(length);
   if (dst == nullptr) return codec_error(DecodeErrorKind::kTooLarge, at, "snappy");
-  if (!snappy::RawUncompress(reinterpret_cast<const char*>(block.data()), block.size(),
-                             reinterpret_cast<char*>(dst))) {
+  if (!snappy::RawUncompress(reinterpret_cast<const char*>(block.data()), block.size(), reinterpret_cast<char*>(dst))) {
     return codec_error(DecodeErrorKind::kInvalidValue, at, "snappy");
   }
   out.commit(length);
@@ -78,8 +75,7 @@ void snappy_compress(ByteView input, Bytes& out) {
 Decoded<Bytes> snappy_decompress(ByteView input, std::size_t cap) {
   if (!has_xerial_header(input)) {
     std::size_t length = 0;
-    if (!snappy::GetUncompressedLength(reinterpret_cast<const char*>(input.data()), input.size(),
-                                       &length)) {
+    if (!snappy::GetUncompressedLength(reinterpret_cast<const char*>(input.data()), input.size(), &length)) {
       return codec_error(DecodeErrorKind::kInvalidValue, 0, "snappy");
     }
     if (length > cap) return codec_error(DecodeErrorKind::kTooLarge, 0, "snappy");

@@ -44,13 +44,18 @@ ZSTD_CCtx* thread_cctx() {
 
 DecodeErrorKind kind_of(std::size_t zstd_result) {
   switch (ZSTD_getErrorCode(zstd_result)) {
-    case ZSTD_error_checksum_wrong: return DecodeErrorKind::kBadChecksum;
-    case ZSTD_error_frameParameter_windowTooLarge: return DecodeErrorKind::kTooLarge;
+    case ZSTD_error_checksum_wrong:
+      return DecodeErrorKind::kBadChecksum;
+    case ZSTD_error_frameParameter_windowTooLarge:
+      return DecodeErrorKind::kTooLarge;
     case ZSTD_error_frameParameter_unsupported:
     case ZSTD_error_version_unsupported:
-    case ZSTD_error_dictionary_wrong: return DecodeErrorKind::kUnsupported;
-    case ZSTD_error_memory_allocation: compression_internal_failure("zstd allocation");
-    default: return DecodeErrorKind::kInvalidValue;
+    case ZSTD_error_dictionary_wrong:
+      return DecodeErrorKind::kUnsupported;
+    case ZSTD_error_memory_allocation:
+      compression_internal_failure("zstd allocation");
+    default:
+      return DecodeErrorKind::kInvalidValue;
   }
 }
 
@@ -62,8 +67,7 @@ void zstd_compress(ByteView input, Bytes& out, const CompressOptions& options) {
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, options.level.value_or(kKafkaDefaultLevel));
   const std::size_t start = out.size();
   out.resize(start + ZSTD_compressBound(input.size()));
-  const std::size_t n =
-      ZSTD_compress2(cctx, out.data() + start, out.size() - start, input.data(), input.size());
+  const std::size_t n = ZSTD_compress2(cctx, out.data() + start, out.size() - start, input.data(), input.size());
   if (ZSTD_isError(n)) compression_internal_failure("ZSTD_compress2");
   out.resize(start + n);
 }

@@ -46,9 +46,8 @@ std::uint32_t portable_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t
   while (n >= 8) {
     const std::uint32_t lo = crc ^ load_le32(p);
     const std::uint32_t hi = load_le32(p + 4);
-    crc = kSlice[7][lo & 0xff] ^ kSlice[6][(lo >> 8) & 0xff] ^ kSlice[5][(lo >> 16) & 0xff] ^
-          kSlice[4][lo >> 24] ^ kSlice[3][hi & 0xff] ^ kSlice[2][(hi >> 8) & 0xff] ^
-          kSlice[1][(hi >> 16) & 0xff] ^ kSlice[0][hi >> 24];
+    crc = kSlice[7][lo & 0xff] ^ kSlice[6][(lo >> 8) & 0xff] ^ kSlice[5][(lo >> 16) & 0xff] ^ kSlice[4][lo >> 24] ^
+          kSlice[3][hi & 0xff] ^ kSlice[2][(hi >> 8) & 0xff] ^ kSlice[1][(hi >> 16) & 0xff] ^ kSlice[0][hi >> 24];
     p += 8;
     n -= 8;
   }
@@ -117,10 +116,8 @@ __attribute__((target("sse4.2"))) inline std::uint64_t load_u64(const std::uint8
 }
 
 template <std::size_t kBlock>
-__attribute__((target("sse4.2"))) inline std::uint32_t three_way(std::uint32_t crc,
-                                                                  const std::uint8_t*& p,
-                                                                  std::size_t& n,
-                                                                  const ShiftTable& t) {
+__attribute__((target("sse4.2"))) inline std::uint32_t three_way(std::uint32_t crc, const std::uint8_t*& p,
+                                                                 std::size_t& n, const ShiftTable& t) {
   while (n >= 3 * kBlock) {
     std::uint64_t c0 = crc, c1 = 0, c2 = 0;
     const std::uint8_t* end = p + kBlock;
@@ -138,9 +135,7 @@ __attribute__((target("sse4.2"))) inline std::uint32_t three_way(std::uint32_t c
   return crc;
 }
 
-__attribute__((target("sse4.2"))) std::uint32_t hardware_raw(std::uint32_t crc,
-                                                            const std::uint8_t* p,
-                                                            std::size_t n) {
+__attribute__((target("sse4.2"))) std::uint32_t hardware_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
   crc = three_way<kLong>(crc, p, n, kShiftLong);
   crc = three_way<kShort>(crc, p, n, kShiftShort);
   std::uint64_t c = crc;
@@ -164,7 +159,9 @@ bool detect_sse42() {
 std::uint32_t hardware_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
   return portable_raw(crc, p, n);
 }
-bool detect_sse42() { return false; }
+bool detect_sse42() {
+  return false;
+}
 
 #endif
 
@@ -197,7 +194,9 @@ std::uint32_t crc32c_portable(ByteView data, std::uint32_t crc) {
   return ~portable_raw(~crc, data.data(), data.size());
 }
 
-bool crc32c_hardware_available() { return hardware_available(); }
+bool crc32c_hardware_available() {
+  return hardware_available();
+}
 
 std::uint32_t crc32c_hardware(ByteView data, std::uint32_t crc) {
   return ~hardware_raw(~crc, data.data(), data.size());

@@ -92,7 +92,8 @@ Decoded<void> parse_entries(ByteView data, std::size_t base, bool allow_partial,
     if (!partial) {
       offset = *r.read_int64();
       size = *r.read_int32();
-      if (size < 0) return fail_at(DecodeErrorKind::kNegativeLength, at + layout::kMessageSize, index() + ".message_size");
+      if (size < 0)
+        return fail_at(DecodeErrorKind::kNegativeLength, at + layout::kMessageSize, index() + ".message_size");
       // "Record size is less than the minimum record overhead (14)".
       if (static_cast<std::size_t>(size) < layout::kMessageOverheadV0) {
         return fail_at(DecodeErrorKind::kInvalidValue, at + layout::kMessageSize, index() + ".message_size");
@@ -155,9 +156,8 @@ class MessageSetDecoder {
     r.value = m.value;
     if (m.magic == 1) {
       r.timestamp = m.timestamp;
-      r.timestamp_type = (m.attributes & legacy_attributes::kTimestampType)
-                             ? TimestampType::kLogAppendTime
-                             : TimestampType::kCreateTime;
+      r.timestamp_type = (m.attributes & legacy_attributes::kTimestampType) ? TimestampType::kLogAppendTime
+                                                                            : TimestampType::kCreateTime;
     }
     return r;
   }
@@ -165,7 +165,8 @@ class MessageSetDecoder {
   Decoded<void> add(const Message& m) {
     const int codec_id = m.attributes & legacy_attributes::kCodecMask;
     // zstd (4) exists only from magic 2 (KIP-110); 5-7 are unassigned.
-    if (codec_id > 3) return fail_at(DecodeErrorKind::kUnsupported, m.at + layout::kAttributes, "attributes.compression");
+    if (codec_id > 3)
+      return fail_at(DecodeErrorKind::kUnsupported, m.at + layout::kAttributes, "attributes.compression");
     if (codec_id == 0) {
       view_.records_.push_back(plain(m));
       return {};
@@ -213,8 +214,7 @@ class MessageSetDecoder {
     std::int64_t base = 0;
     const bool relative = wrapper.magic == 1;
     if (relative && wrapper.offset != 0) {
-      if (wrapper.offset < inner.back().offset ||
-          __builtin_sub_overflow(wrapper.offset, inner.back().offset, &base)) {
+      if (wrapper.offset < inner.back().offset || __builtin_sub_overflow(wrapper.offset, inner.back().offset, &base)) {
         return fail_at(DecodeErrorKind::kInvalidValue, wrapper.at + layout::kOffset, "offset");
       }
     }

@@ -45,7 +45,7 @@ inline constexpr std::int8_t kTimestampType = 0x08;
 struct LegacyRecordView {
   std::int64_t offset = 0;  // absolute for magic-1 wrappers; as sent otherwise
   std::int8_t magic = 0;
-  std::int8_t attributes = 0;  // of this message itself
+  std::int8_t attributes = 0;             // of this message itself
   std::optional<std::int64_t> timestamp;  // nullopt for magic 0
   TimestampType timestamp_type = TimestampType::kNoTimestamp;
   std::optional<ByteView> key;

@@ -9,9 +9,7 @@ namespace {
 namespace layout = legacy_layout;
 
 std::int8_t timestamp_bit(const MessageSetBuildOptions& o) {
-  return (o.magic == 1 && o.timestamp_type == TimestampType::kLogAppendTime)
-             ? legacy_attributes::kTimestampType
-             : 0;
+  return (o.magic == 1 && o.timestamp_type == TimestampType::kLogAppendTime) ? legacy_attributes::kTimestampType : 0;
 }
 
 void put_nullable(WireWriter& w, std::optional<ByteView> bytes) {
@@ -25,9 +23,8 @@ void put_nullable(WireWriter& w, std::optional<ByteView> bytes) {
 
 }  // namespace
 
-void append_legacy_message(Bytes& out, std::int64_t offset, std::int8_t magic,
-                           std::int8_t attributes, std::int64_t timestamp,
-                           std::optional<ByteView> key, std::optional<ByteView> value) {
+void append_legacy_message(Bytes& out, std::int64_t offset, std::int8_t magic, std::int8_t attributes,
+                           std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value) {
   const std::size_t start = out.size();
   WireWriter w(out);
   w.int64(offset);
@@ -45,10 +42,9 @@ void append_legacy_message(Bytes& out, std::int64_t offset, std::int8_t magic,
 
 MessageSetBuilder::MessageSetBuilder(const MessageSetBuildOptions& options) : options_(options) {}
 
-void MessageSetBuilder::append(std::int64_t offset, std::int64_t timestamp,
-                               std::optional<ByteView> key, std::optional<ByteView> value) {
-  append_legacy_message(messages_, offset, options_.magic, timestamp_bit(options_), timestamp, key,
-                        value);
+void MessageSetBuilder::append(std::int64_t offset, std::int64_t timestamp, std::optional<ByteView> key,
+                               std::optional<ByteView> value) {
+  append_legacy_message(messages_, offset, options_.magic, timestamp_bit(options_), timestamp, key, value);
   if (count_ == 0 || timestamp > max_timestamp_) max_timestamp_ = timestamp;
   last_offset_ = offset;
   next_offset_ = wrapping_add(offset, 1);
@@ -57,14 +53,13 @@ void MessageSetBuilder::append(std::int64_t offset, std::int64_t timestamp,
 
 Bytes MessageSetBuilder::build(std::optional<std::int64_t> wrapper_offset) const {
   if (options_.compression == CompressionCodec::kNone) return messages_;
-  const Lz4Framing framing = options_.lz4_framing.value_or(
-      options_.magic == 0 ? Lz4Framing::kKafkaLegacy : Lz4Framing::kStandard);
+  const Lz4Framing framing =
+      options_.lz4_framing.value_or(options_.magic == 0 ? Lz4Framing::kKafkaLegacy : Lz4Framing::kStandard);
   const Bytes compressed = compress(options_.compression, messages_, CompressOptions{std::nullopt, framing});
-  const auto attributes = static_cast<std::int8_t>(static_cast<int>(options_.compression) |
-                                                   timestamp_bit(options_));
+  const auto attributes = static_cast<std::int8_t>(static_cast<int>(options_.compression) | timestamp_bit(options_));
   Bytes out;
-  append_legacy_message(out, wrapper_offset.value_or(last_offset_), options_.magic, attributes,
-                        max_timestamp_, std::nullopt, ByteView(compressed));
+  append_legacy_message(out, wrapper_offset.value_or(last_offset_), options_.magic, attributes, max_timestamp_,
+                        std::nullopt, ByteView(compressed));
   return out;
 }
 

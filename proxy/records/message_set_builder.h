@@ -29,8 +29,7 @@ class MessageSetBuilder {
 
   // Appends with an explicit offset (magic 0 inner offsets are arbitrary; an
   // old client writes 0..n-1 for magic 1). `timestamp` is ignored for magic 0.
-  void append(std::int64_t offset, std::int64_t timestamp, std::optional<ByteView> key,
-              std::optional<ByteView> value);
+  void append(std::int64_t offset, std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value);
   // Appends with the next offset: 0, 1, 2, ...
   void append(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value) {
     append(next_offset_, timestamp, key, value);
@@ -55,8 +54,7 @@ class MessageSetBuilder {
 
 // Appends one log entry (offset, size, message) to `out`; the CRC-32 is
 // computed here. Exposed for tests that need hand-made messages.
-void append_legacy_message(Bytes& out, std::int64_t offset, std::int8_t magic,
-                           std::int8_t attributes, std::int64_t timestamp,
-                           std::optional<ByteView> key, std::optional<ByteView> value);
+void append_legacy_message(Bytes& out, std::int64_t offset, std::int8_t magic, std::int8_t attributes,
+                           std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value);
 
 }  // namespace pp

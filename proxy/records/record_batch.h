@@ -75,9 +75,7 @@ struct RecordBatchHeader {
   bool is_transactional() const { return attributes & record_batch_attributes::kTransactional; }
   bool is_control() const { return attributes & record_batch_attributes::kControl; }
   bool has_delete_horizon() const { return attributes & record_batch_attributes::kDeleteHorizon; }
-  std::size_t total_size() const {
-    return static_cast<std::size_t>(batch_length) + record_batch_layout::kLogOverhead;
-  }
+  std::size_t total_size() const { return static_cast<std::size_t>(batch_length) + record_batch_layout::kLogOverhead; }
   std::int64_t last_offset() const { return wrapping_add(base_offset, last_offset_delta); }
 };
 
@@ -110,9 +108,7 @@ class RecordBatchView {
   ByteView wire_bytes() const { return wire_; }
   std::span<const RecordView> records() const { return records_; }
 
-  std::int64_t offset_of(const RecordView& r) const {
-    return wrapping_add(header_.base_offset, r.offset_delta);
-  }
+  std::int64_t offset_of(const RecordView& r) const { return wrapping_add(header_.base_offset, r.offset_delta); }
   // A LogAppendTime batch's records all carry the batch's MaxTimestamp
   // (DefaultRecordBatch: the broker sets it once for the whole batch).
   std::int64_t timestamp_of(const RecordView& r) const {
@@ -138,8 +134,7 @@ class RecordBatchView {
 // section exactly. Error offsets count from the start of `batch`; inside a
 // compressed section they count from the start of the decompressed records and
 // the field path starts with "decompressed_records".
-Decoded<RecordBatchView> decode_record_batch(ByteView batch,
-                                             const RecordBatchReadOptions& options = {});
+Decoded<RecordBatchView> decode_record_batch(ByteView batch, const RecordBatchReadOptions& options = {});
 
 // Splits a records field holding several log entries back to back (a Fetch
 // response, a log segment) without decoding them. Each entry is

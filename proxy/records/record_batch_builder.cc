@@ -39,8 +39,7 @@ std::size_t nullable_size(std::optional<std::size_t> size) {
 
 // Appends the pending small fields [scratch, end) and a nullable byte field
 // (varint length, then the bytes); returns `scratch`, empty again.
-std::uint8_t* flush_with(Bytes& out, std::uint8_t* scratch, std::uint8_t* end,
-                         std::optional<ByteView> bytes) {
+std::uint8_t* flush_with(Bytes& out, std::uint8_t* scratch, std::uint8_t* end, std::optional<ByteView> bytes) {
   end = put_varint(end, bytes ? static_cast<std::int32_t>(bytes->size()) : -1);
   out.insert(out.end(), scratch, end);
   if (bytes && !bytes->empty()) out.insert(out.end(), bytes->begin(), bytes->end());
@@ -65,24 +64,20 @@ std::int16_t attributes_of(const RecordBatchBuildOptions& o) {
 
 }  // namespace
 
-RecordBatchBuilder::RecordBatchBuilder(const RecordBatchBuildOptions& options,
-                                       std::size_t expected_bytes)
+RecordBatchBuilder::RecordBatchBuilder(const RecordBatchBuildOptions& options, std::size_t expected_bytes)
     : options_(options), expected_bytes_(expected_bytes) {
   buffer_.reserve(std::max(expected_bytes, layout::kHeaderSize));
   buffer_.resize(layout::kHeaderSize);
 }
 
-std::size_t RecordBatchBuilder::record_body_size(std::int64_t timestamp_delta,
-                                                 std::int32_t offset_delta,
-                                                 std::optional<ByteView> key,
-                                                 std::optional<ByteView> value,
+std::size_t RecordBatchBuilder::record_body_size(std::int64_t timestamp_delta, std::int32_t offset_delta,
+                                                 std::optional<ByteView> key, std::optional<ByteView> value,
                                                  std::span<const RecordHeaderView> headers) const {
-  return 1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + nullable_size(key) +
-         nullable_size(value) + headers_size(headers);
+  return 1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + nullable_size(key) + nullable_size(value) +
+         headers_size(headers);
 }
 
-std::size_t RecordBatchBuilder::size_bytes_with(std::int64_t timestamp,
-                                                std::optional<ByteView> key,
+std::size_t RecordBatchBuilder::size_bytes_with(std::int64_t timestamp, std::optional<ByteView> key,
                                                 std::optional<ByteView> value,
                                                 std::span<const RecordHeaderView> headers) const {
   const std::int64_t delta = count_ == 0 ? 0 : wrapping_sub(timestamp, base_timestamp_);
@@ -93,12 +88,10 @@ std::size_t RecordBatchBuilder::size_bytes_with(std::int64_t timestamp,
 std::size_t RecordBatchBuilder::record_size_upper_bound(std::optional<std::size_t> key_size,
                                                         std::optional<std::size_t> value_size,
                                                         std::span<const RecordHeaderView> headers) {
-  return kMaxRecordOverhead + nullable_size(key_size) + nullable_size(value_size) +
-         headers_size(headers);
+  return kMaxRecordOverhead + nullable_size(key_size) + nullable_size(value_size) + headers_size(headers);
 }
 
-void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> key,
-                                std::optional<ByteView> value,
+void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
                                 std::span<const RecordHeaderView> headers) {
   if (count_ == 0) {
     base_timestamp_ = timestamp;
@@ -181,8 +174,8 @@ Bytes RecordBatchBuilder::build() {
   return out;
 }
 
-void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_id,
-                          std::int16_t producer_epoch, std::int32_t base_sequence) {
+void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_id, std::int16_t producer_epoch,
+                          std::int32_t base_sequence) {
   if (batch.size() < layout::kHeaderSize) invariant_failure("patch_producer_state on a short batch");
   WireWriter::put_be(batch.data() + layout::kProducerId, producer_id);
   WireWriter::put_be(batch.data() + layout::kProducerEpoch, producer_epoch);

@@ -21,7 +21,7 @@ struct RecordBatchBuildOptions {
   std::int16_t producer_epoch = -1;
   std::int32_t base_sequence = -1;
   CompressionCodec compression = CompressionCodec::kNone;
-  std::optional<int> compression_level;  // nullopt: the codec's Kafka default
+  std::optional<int> compression_level;                       // nullopt: the codec's Kafka default
   TimestampType timestamp_type = TimestampType::kCreateTime;  // producers send CreateTime
   bool transactional = false;
   bool control = false;
@@ -36,8 +36,7 @@ class RecordBatchBuilder {
  public:
   // `expected_bytes`: the batch size the caller will stop at (batch_bytes),
   // reserved up front so appends never reallocate.
-  explicit RecordBatchBuilder(const RecordBatchBuildOptions& options = {},
-                              std::size_t expected_bytes = 0);
+  explicit RecordBatchBuilder(const RecordBatchBuildOptions& options = {}, std::size_t expected_bytes = 0);
 
   void append(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
               std::span<const RecordHeaderView> headers = {});
@@ -49,13 +48,11 @@ class RecordBatchBuilder {
   // few bytes of framing for incompressible data.
   std::size_t size_bytes() const { return buffer_.size(); }
   // What size_bytes() would be after appending this record.
-  std::size_t size_bytes_with(std::int64_t timestamp, std::optional<ByteView> key,
-                              std::optional<ByteView> value,
+  std::size_t size_bytes_with(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
                               std::span<const RecordHeaderView> headers = {}) const;
   // Size of one encoded record whatever its timestamp and position (Kafka's
   // DefaultRecordBatch.estimateBatchSizeUpperBound, per record).
-  static std::size_t record_size_upper_bound(std::optional<std::size_t> key_size,
-                                             std::optional<std::size_t> value_size,
+  static std::size_t record_size_upper_bound(std::optional<std::size_t> key_size, std::optional<std::size_t> value_size,
                                              std::span<const RecordHeaderView> headers = {});
 
   // The finished batch, CRC included. The builder is then empty again, with
@@ -66,9 +63,8 @@ class RecordBatchBuilder {
   void set_options(const RecordBatchBuildOptions& options) { options_ = options; }
 
  private:
-  std::size_t record_body_size(std::int64_t timestamp_delta, std::int32_t offset_delta,
-                               std::optional<ByteView> key, std::optional<ByteView> value,
-                               std::span<const RecordHeaderView> headers) const;
+  std::size_t record_body_size(std::int64_t timestamp_delta, std::int32_t offset_delta, std::optional<ByteView> key,
+                               std::optional<ByteView> value, std::span<const RecordHeaderView> headers) const;
   void write_header(std::uint8_t* out, std::size_t total_size) const;
 
   RecordBatchBuildOptions options_;
@@ -84,8 +80,8 @@ class RecordBatchBuilder {
 // epoch bump resends the same bytes under the new epoch (Kafka's
 // ProducerBatch.resetProducerState / reopenAndRewriteProducerState). `batch`
 // must be a whole v2 batch of ours; a shorter buffer is a programming error.
-void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_id,
-                          std::int16_t producer_epoch, std::int32_t base_sequence);
+void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_id, std::int16_t producer_epoch,
+                          std::int32_t base_sequence);
 
 // The sequence `increment` after `sequence`, wrapping from INT32_MAX to 0
 // (DefaultRecordBatch.incrementSequence).

@@ -42,7 +42,9 @@ Decoded<std::optional<ByteView>> read_nullable_bytes(WireReader& r, std::string_
 }
 
 // Charges n items of `each` bytes to the budget, if there is one.
-bool charge(DecodeBudget* budget, std::size_t n, std::size_t each) { return !budget || budget->take(n, each); }
+bool charge(DecodeBudget* budget, std::size_t n, std::size_t each) {
+  return !budget || budget->take(n, each);
+}
 
 Decoded<void> read_headers(WireReader& r, RecordView& record, DecodeBudget* budget) {
   const std::size_t at = r.offset();
@@ -109,8 +111,8 @@ Decoded<RecordView> read_record(WireReader& section, DecodeBudget* budget) {
   return record;
 }
 
-Decoded<void> read_records(ByteView section, std::size_t base, std::int32_t count,
-                           std::string_view field, std::vector<RecordView>& out, DecodeBudget* budget) {
+Decoded<void> read_records(ByteView section, std::size_t base, std::int32_t count, std::string_view field,
+                           std::vector<RecordView>& out, DecodeBudget* budget) {
   // Check the declared count against the bytes present before reserving.
   if (static_cast<std::size_t>(count) > section.size() / kMinRecordSize) {
     return fail_at(DecodeErrorKind::kLengthTooLarge, layout::kRecordsCount, "records_count");
@@ -186,8 +188,8 @@ Decoded<RecordBatchView> decode_record_batch(ByteView batch, const RecordBatchRe
   view.wire_ = batch;
   const ByteView section = batch.subspan(layout::kRecords);
   if (*codec == CompressionCodec::kNone) {
-    if (auto ok = read_records(section, layout::kRecords, header->records_count, "records", view.records_,
-                               options.budget);
+    if (auto ok =
+            read_records(section, layout::kRecords, header->records_count, "records", view.records_, options.budget);
         !ok) {
       return std::unexpected(ok.error());
     }
@@ -206,8 +208,8 @@ Decoded<RecordBatchView> decode_record_batch(ByteView batch, const RecordBatchRe
   }
   (void)charge(options.budget, plain->size(), 1);  // fits: it was the cap
   view.decompressed_ = std::move(*plain);
-  if (auto ok = read_records(view.decompressed_, 0, header->records_count, "decompressed_records",
-                             view.records_, options.budget);
+  if (auto ok = read_records(view.decompressed_, 0, header->records_count, "decompressed_records", view.records_,
+                             options.budget);
       !ok) {
     return std::unexpected(ok.error());
   }
@@ -239,8 +241,7 @@ Decoded<RecordBatchSplit> split_record_batches(ByteView records) {
       if (magic < 0 || magic > kRecordBatchMagic) {
         return fail_at(DecodeErrorKind::kUnsupported, at + layout::kMagic, field() + ".magic");
       }
-      if (magic == kRecordBatchMagic &&
-          static_cast<std::size_t>(length) < layout::kHeaderSize - layout::kLogOverhead) {
+      if (magic == kRecordBatchMagic && static_cast<std::size_t>(length) < layout::kHeaderSize - layout::kLogOverhead) {
         return fail_at(DecodeErrorKind::kInvalidValue, at + layout::kLength, field() + ".length");
       }
     }

@@ -49,9 +49,8 @@ NegotiatedVersions NegotiatedVersions::negotiate(std::span<const ApiVersionRange
     if (hi < lo) {
       if (needed_upstream(ours.key)) {
         out.unusable_.push_back(std::string(api_name(ours.key)) + ": broker speaks v" +
-                                std::to_string(theirs->min_version) + "-v" +
-                                std::to_string(theirs->max_version) + ", we need v" +
-                                std::to_string(our_min) + "-v" + std::to_string(ours.versions.max));
+                                std::to_string(theirs->min_version) + "-v" + std::to_string(theirs->max_version) +
+                                ", we need v" + std::to_string(our_min) + "-v" + std::to_string(ours.versions.max));
       }
       continue;
     }
@@ -70,8 +69,7 @@ std::optional<std::int16_t> NegotiatedVersions::version(ApiKey key) const {
 
 std::string NegotiatedVersions::describe() const {
   std::string out;
-  for (ApiKey key : {ApiKey::kProduce, ApiKey::kMetadata, ApiKey::kInitProducerId,
-                     ApiKey::kApiVersions}) {
+  for (ApiKey key : {ApiKey::kProduce, ApiKey::kMetadata, ApiKey::kInitProducerId, ApiKey::kApiVersions}) {
     if (!out.empty()) out += ", ";
     out += api_name(key);
     const auto v = version(key);
@@ -80,8 +78,7 @@ std::string NegotiatedVersions::describe() const {
   return out;
 }
 
-Decoded<ApiVersionsResponse> decode_api_versions_response(ByteView body,
-                                                          std::int16_t sent_version) {
+Decoded<ApiVersionsResponse> decode_api_versions_response(ByteView body, std::int16_t sent_version) {
   auto at_sent = decode_exactly(body, sent_version);
   if (at_sent || sent_version == 0) return at_sent;
   auto at_v0 = decode_exactly(body, 0);
@@ -89,8 +86,7 @@ Decoded<ApiVersionsResponse> decode_api_versions_response(ByteView body,
   return at_sent;  // the error at the version we asked for says more
 }
 
-std::int16_t api_versions_retry_version(const ApiVersionsResponse& response,
-                                        std::int16_t sent_version) {
+std::int16_t api_versions_retry_version(const ApiVersionsResponse& response, std::int16_t sent_version) {
   for (const ApiVersionRange& r : response.api_keys) {
     if (r.api_key != static_cast<std::int16_t>(ApiKey::kApiVersions)) continue;
     const std::int16_t v = std::min<std::int16_t>(r.max_version, sent_version - 1);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "proxy/protocol/api_key.h"
 #include "proxy/base/bytes.h"
+#include "proxy/protocol/api_key.h"
 #include "proxy/protocol/messages/api_versions.h"
 #include "proxy/protocol/wire_reader.h"
 
@@ -56,8 +56,7 @@ Decoded<ApiVersionsResponse> decode_api_versions_response(ByteView body, std::in
 // After UNSUPPORTED_VERSION: the highest ApiVersions version the broker lists
 // below the one we sent, or v0 when it lists none (librdkafka's mock lists
 // nothing usable in its malformed v3 answer).
-std::int16_t api_versions_retry_version(const ApiVersionsResponse& response,
-                                        std::int16_t sent_version);
+std::int16_t api_versions_retry_version(const ApiVersionsResponse& response, std::int16_t sent_version);
 
 // KIP-219: from these versions on, the broker answers at once and expects the
 // client to hold back for throttle_time_ms; before them it delayed the answer

@@ -57,8 +57,7 @@ class BrokerConnection::ApiVersionsSink final : public ResponseSink {
 };
 
 BrokerConnection::BrokerConnection(uv_loop_t* loop, net::Deferred& deferred, std::int32_t node_id,
-                                   net::HostPort address, BrokerConnectionOptions options,
-                                   EventListener listener)
+                                   net::HostPort address, BrokerConnectionOptions options, EventListener listener)
     : loop_(loop),
       deferred_(deferred),
       node_id_(node_id),
@@ -82,7 +81,9 @@ std::string BrokerConnection::describe() const {
   return "broker " + std::to_string(node_id_) + " (" + address_.to_string() + ")";
 }
 
-bool BrokerConnection::throttled() const { return throttled_until_ms_ != 0; }
+bool BrokerConnection::throttled() const {
+  return throttled_until_ms_ != 0;
+}
 
 bool BrokerConnection::can_send_produce() const {
   return state_ == State::kReady && !retiring_ && versions_.version(ApiKey::kProduce) &&
@@ -155,12 +156,12 @@ void BrokerConnection::on_connected(std::uint64_t session, int status) {
     return;
   }
   state_ = State::kNegotiating;
-  tcp_.set_callbacks([this](ByteView data) { on_data(data); },
-                     [this](int st) {
-                       close_session(st == 0 ? std::string("closed by the broker")
-                                             : std::string("socket error: ") + uv_strerror(st),
-                                     Cause::kPeer);
-                     });
+  tcp_.set_callbacks(
+      [this](ByteView data) { on_data(data); },
+      [this](int st) {
+        close_session(st == 0 ? std::string("closed by the broker") : std::string("socket error: ") + uv_strerror(st),
+                      Cause::kPeer);
+      });
   tcp_.start_reading();
   log().debug("{}: connected, sending ApiVersions v{}", describe(), api_versions_version_);
   send_api_versions();
@@ -170,26 +171,22 @@ void BrokerConnection::send_api_versions() {
   ApiVersionsRequest request;
   request.client_software_name = kSoftwareName;
   request.client_software_version = kSoftwareVersion;
-  RequestHeader header{ApiKey::kApiVersions, api_versions_version_, next_correlation_id_,
-                       options_.client_id, {}};
+  RequestHeader header{ApiKey::kApiVersions, api_versions_version_, next_correlation_id_, options_.client_id, {}};
   enqueue(ApiKey::kApiVersions, api_versions_version_, encode_request_frame(header, request),
           std::make_unique<ApiVersionsSink>(self_, api_versions_version_));
 }
 
-void BrokerConnection::on_api_versions(const ApiVersionsResponse& response,
-                                       std::int16_t sent_version) {
+void BrokerConnection::on_api_versions(const ApiVersionsResponse& response, std::int16_t sent_version) {
   if (state_ != State::kNegotiating) return;
   if (response.error_code == ErrorCode::kUnsupportedVersion && sent_version > 0) {
     // KIP-511: the broker still listed what it speaks; ask again within it.
     api_versions_version_ = api_versions_retry_version(response, sent_version);
-    log().debug("{}: ApiVersions v{} unsupported, retrying at v{}", describe(), sent_version,
-                api_versions_version_);
+    log().debug("{}: ApiVersions v{} unsupported, retrying at v{}", describe(), sent_version, api_versions_version_);
     send_api_versions();
     return;
   }
   if (response.error_code != ErrorCode::kNone) {
-    close_session("ApiVersions answered " + std::string(error_name(response.error_code)),
-                  Cause::kPeer);
+    close_session("ApiVersions answered " + std::string(error_name(response.error_code)), Cause::kPeer);
     return;
   }
   versions_ = NegotiatedVersions::negotiate(response.api_keys);
@@ -208,8 +205,7 @@ void BrokerConnection::on_api_versions(const ApiVersionsResponse& response,
   emit(Event::kReady);
 }
 
-void BrokerConnection::enqueue(ApiKey key, std::int16_t version, Bytes frame,
-                               std::unique_ptr<ResponseSink> sink) {
+void BrokerConnection::enqueue(ApiKey key, std::int16_t version, Bytes frame, std::unique_ptr<ResponseSink> sink) {
   Pending p;
   p.correlation_id = next_correlation_id_;
   p.api_key = key;
@@ -255,8 +251,7 @@ void BrokerConnection::arm_timeout_timer() {
 void BrokerConnection::check_timeouts() {
   const std::uint64_t t = now();
   if (state_ == State::kConnecting && t >= connect_deadline_ms_) {
-    close_session("connect timed out after " + std::to_string(options_.connect_timeout_ms) + " ms",
-                  Cause::kTimeout);
+    close_session("connect timed out after " + std::to_string(options_.connect_timeout_ms) + " ms", Cause::kTimeout);
     return;
   }
   const Pending* expired = nullptr;
@@ -265,9 +260,8 @@ void BrokerConnection::check_timeouts() {
   if (expired) {
     // Java and librdkafka close here too: the answer may still come, and
     // would then be taken for the next request's.
-    close_session(std::string(api_name(expired->api_key)) + " v" +
-                      std::to_string(expired->version) + " (correlation id " +
-                      std::to_string(expired->correlation_id) + ") timed out after " +
+    close_session(std::string(api_name(expired->api_key)) + " v" + std::to_string(expired->version) +
+                      " (correlation id " + std::to_string(expired->correlation_id) + ") timed out after " +
                       std::to_string(options_.request_timeout_ms) + " ms",
                   Cause::kTimeout);
     return;

@@ -22,14 +22,14 @@
 #include <string>
 #include <string_view>
 
+#include "proxy/base/backoff.h"
+#include "proxy/base/log_limiter.h"
+#include "proxy/net/deferred.h"
 #include "proxy/net/tcp.h"
 #include "proxy/net/timer.h"
 #include "proxy/protocol/codec.h"
 #include "proxy/protocol/frame.h"
 #include "proxy/upstream/api_versions_negotiation.h"
-#include "proxy/base/backoff.h"
-#include "proxy/base/log_limiter.h"
-#include "proxy/net/deferred.h"
 #include "proxy/upstream/response_sink.h"
 
 namespace pp::upstream {
@@ -51,16 +51,16 @@ class BrokerConnection {
  public:
   enum class State : std::uint8_t { kDisconnected, kConnecting, kNegotiating, kReady };
   enum class Event : std::uint8_t {
-    kReady,           // negotiated: requests may be sent
-    kThrottleEnded,   // KIP-219 wait over: Produce may be sendable again
-    kDisconnected,    // closed, for whatever reason (outstanding requests fail)
+    kReady,          // negotiated: requests may be sent
+    kThrottleEnded,  // KIP-219 wait over: Produce may be sendable again
+    kDisconnected,   // closed, for whatever reason (outstanding requests fail)
   };
   // Always called from the loop on a later iteration, never inside a call
   // into this object, so the listener may destroy the connection.
   using EventListener = std::function<void(BrokerConnection&, Event)>;
 
-  BrokerConnection(uv_loop_t* loop, net::Deferred& deferred, std::int32_t node_id,
-                   net::HostPort address, BrokerConnectionOptions options, EventListener listener);
+  BrokerConnection(uv_loop_t* loop, net::Deferred& deferred, std::int32_t node_id, net::HostPort address,
+                   BrokerConnectionOptions options, EventListener listener);
   // Closes without calling the sinks of outstanding requests (shutdown); call
   // stop() and let the loop run first to have them fail.
   ~BrokerConnection();

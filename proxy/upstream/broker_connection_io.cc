@@ -25,20 +25,17 @@ void BrokerConnection::on_data(ByteView data) {
 
 bool BrokerConnection::handle_frame(const Bytes& frame) {
   if (in_flight_.empty()) {
-    close_session("a response of " + std::to_string(frame.size()) +
-                      " bytes arrived with no request outstanding",
+    close_session("a response of " + std::to_string(frame.size()) + " bytes arrived with no request outstanding",
                   Cause::kProtocolError);
     return false;
   }
   Pending& oldest = in_flight_.front();
-  const std::string what = std::string(api_name(oldest.api_key)) + " v" +
-                           std::to_string(oldest.version) + " (correlation id " +
-                           std::to_string(oldest.correlation_id) + ")";
+  const std::string what = std::string(api_name(oldest.api_key)) + " v" + std::to_string(oldest.version) +
+                           " (correlation id " + std::to_string(oldest.correlation_id) + ")";
   WireReader r(frame);
   auto correlation_id = decode_response_header(r, oldest.api_key, oldest.version);
   if (!correlation_id) {
-    close_session("undecodable response header for " + what + ": " +
-                      correlation_id.error().describe(),
+    close_session("undecodable response header for " + what + ": " + correlation_id.error().describe(),
                   Cause::kProtocolError);
     return false;
   }
@@ -52,8 +49,7 @@ bool BrokerConnection::handle_frame(const Bytes& frame) {
   }
   auto throttle_ms = oldest.sink->decode(r.rest(), oldest.version);
   if (!throttle_ms) {
-    close_session("undecodable " + what + " response: " + throttle_ms.error().describe(),
-                  Cause::kProtocolError);
+    close_session("undecodable " + what + " response: " + throttle_ms.error().describe(), Cause::kProtocolError);
     return false;
   }
   Pending done = std::move(in_flight_.front());
@@ -99,8 +95,8 @@ void BrokerConnection::close_session(std::string_view reason, Cause cause) {
   throttled_until_ms_ = 0;
 
   const std::size_t failed = fail_outstanding(cause);
-  const bool negotiation_fallback = cause != Cause::kRequested && cause != Cause::kTimeout &&
-                                    was == State::kNegotiating && api_versions_version_ > 0;
+  const bool negotiation_fallback =
+      cause != Cause::kRequested && cause != Cause::kTimeout && was == State::kNegotiating && api_versions_version_ > 0;
   log_close(was, reason, cause, negotiation_fallback, failed);
   if (negotiation_fallback) {
     api_versions_version_ = 0;
@@ -125,8 +121,8 @@ std::size_t BrokerConnection::fail_outstanding(Cause cause) {
   auto failing = std::make_shared<std::vector<std::pair<std::unique_ptr<ResponseSink>, ErrorCode>>>();
   for (auto* queue : {&in_flight_, &held_}) {
     for (Pending& p : *queue) {
-      const ErrorCode e = cause == Cause::kTimeout && p.deadline_ms <= t ? ErrorCode::kRequestTimedOut
-                                                                          : ErrorCode::kNetworkException;
+      const ErrorCode e =
+          cause == Cause::kTimeout && p.deadline_ms <= t ? ErrorCode::kRequestTimedOut : ErrorCode::kNetworkException;
       if (p.api_key != ApiKey::kApiVersions) failing->emplace_back(std::move(p.sink), e);
     }
     queue->clear();
@@ -171,8 +167,7 @@ void BrokerConnection::schedule_reconnect(std::uint64_t delay_ms) {
   });
 }
 
-void BrokerConnection::fail_later(std::unique_ptr<ResponseSink> sink, ErrorCode error,
-                                  std::string_view why) {
+void BrokerConnection::fail_later(std::unique_ptr<ResponseSink> sink, ErrorCode error, std::string_view why) {
   log().debug("{}: request refused ({}): {}", describe(), why, error_name(error));
   std::shared_ptr<ResponseSink> shared(std::move(sink));
   deferred_.post([shared, error] { shared->fail(error); });

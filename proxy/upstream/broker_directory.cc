@@ -11,7 +11,9 @@ std::string BrokerEndpoint::to_string() const {
 
 namespace {
 
-bool in_range(std::int32_t index) { return index >= 0 && index <= kMaxPartitionIndex; }
+bool in_range(std::int32_t index) {
+  return index >= 0 && index <= kMaxPartitionIndex;
+}
 
 TopicLeadership read_topic(const MetadataResponseTopic& t, std::size_t& out_of_range) {
   TopicLeadership out;

@@ -39,7 +39,7 @@ struct BrokerChanges {
 inline constexpr std::int32_t kMaxPartitionIndex = (1 << 20) - 1;
 
 struct TopicsRead {
-  MetadataUpdate update;            // each topic's partitions dense by index
+  MetadataUpdate update;                    // each topic's partitions dense by index
   std::size_t out_of_range_partitions = 0;  // ignored
 };
 // The named topics of an answer (we ask by name, so answers carry names).

@@ -58,14 +58,12 @@ void Upstream::close() {
   for (auto& c : bootstrap_) c->stop("upstream closing");
   for (auto& c : retired_) c->stop("upstream closing");
   while (!init_waiting_.empty()) {
-    fail_later<InitProducerIdResult>(std::move(init_waiting_.front().done),
-                                     ErrorCode::kNetworkException);
+    fail_later<InitProducerIdResult>(std::move(init_waiting_.front().done), ErrorCode::kNetworkException);
     init_waiting_.pop_front();
   }
 }
 
-std::unique_ptr<BrokerConnection> Upstream::make_connection(std::int32_t node,
-                                                            net::HostPort address) {
+std::unique_ptr<BrokerConnection> Upstream::make_connection(std::int32_t node, net::HostPort address) {
   BrokerConnectionOptions options;
   options.client_id = config_.client_id;
   options.request_timeout_ms = config_.request_timeout_ms;
@@ -125,8 +123,7 @@ void Upstream::sweep_retired() {
 void Upstream::retire(std::int32_t node) {
   auto found = connections_.find(node);
   if (found == connections_.end()) return;
-  log().info("{}: left the cluster metadata or moved; closing once idle",
-             found->second->describe());
+  log().info("{}: left the cluster metadata or moved; closing once idle", found->second->describe());
   retired_.push_back(std::move(found->second));
   connections_.erase(found);
   retired_.back()->retire();
@@ -204,10 +201,8 @@ std::vector<BrokerStatus> Upstream::broker_status() const {
   std::vector<BrokerStatus> out;
   out.reserve(connections_.size());
   for (const auto& [id, c] : connections_) {
-    out.push_back(BrokerStatus{id, c->address().to_string(), c->ready(), c->in_flight(),
-                               c->produce_requests_sent(),
-                               c->ready() ? c->versions().version(ApiKey::kProduce).value_or(-1)
-                                          : std::int16_t{-1}});
+    out.push_back(BrokerStatus{id, c->address().to_string(), c->ready(), c->in_flight(), c->produce_requests_sent(),
+                               c->ready() ? c->versions().version(ApiKey::kProduce).value_or(-1) : std::int16_t{-1}});
   }
   return out;
 }

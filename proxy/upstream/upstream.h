@@ -28,12 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "proxy/base/backoff.h"
+#include "proxy/net/deferred.h"
 #include "proxy/net/timer.h"
 #include "proxy/pipeline/upstream_port.h"
-#include "proxy/base/backoff.h"
 #include "proxy/upstream/broker_connection.h"
 #include "proxy/upstream/broker_directory.h"
-#include "proxy/net/deferred.h"
 
 namespace pp::upstream {
 
@@ -90,8 +90,7 @@ class Upstream final : public UpstreamPort {
   // Sent as `version`, or as the negotiated one if that is lower (reported
   // to `done`). Responses of v13+ get their topic names filled back in from
   // the request.
-  void send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
-                    ProduceDone done) override;
+  void send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version, ProduceDone done) override;
   // Least-loaded ready broker (bootstrap ones too); waits up to
   // request_timeout_ms for one to become ready, then REQUEST_TIMED_OUT.
   void send_init_producer_id(const InitProducerIdRequest& request,
@@ -157,8 +156,8 @@ class Upstream final : public UpstreamPort {
   std::uint64_t metadata_responses_ = 0;
 
   std::map<std::int32_t, std::unique_ptr<BrokerConnection>> connections_;  // by node id
-  std::vector<std::unique_ptr<BrokerConnection>> bootstrap_;                // ids -1, -2, ...
-  std::vector<std::unique_ptr<BrokerConnection>> retired_;  // closing after their requests
+  std::vector<std::unique_ptr<BrokerConnection>> bootstrap_;               // ids -1, -2, ...
+  std::vector<std::unique_ptr<BrokerConnection>> retired_;                 // closing after their requests
   bool closed_ = false;
 
   std::set<std::string> topics_;  // every topic asked about: each refresh asks for all

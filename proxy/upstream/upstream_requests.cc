@@ -15,8 +15,7 @@ constexpr std::uint64_t kLeaderDownRefreshMaxMs = 1000;
 
 }  // namespace
 
-void Upstream::send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
-                            ProduceDone done) {
+void Upstream::send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version, ProduceDone done) {
   auto fail = [&](ErrorCode error) {
     deferred_.post([done = std::move(done), version, error] { done(version, std::unexpected(error)); });
   };
@@ -28,8 +27,7 @@ void Upstream::send_produce(std::int32_t node, const ProduceRequest& request, st
   const std::int16_t negotiated = c->versions().version(ApiKey::kProduce).value_or(-1);
   if (negotiated < 0) return fail(ErrorCode::kUnsupportedVersion);
   if (version > negotiated) {
-    log().debug("{}: Produce v{} asked, v{} negotiated; sending v{}", c->describe(), version,
-                negotiated, negotiated);
+    log().debug("{}: Produce v{} asked, v{} negotiated; sending v{}", c->describe(), version, negotiated, negotiated);
     version = negotiated;
   }
   // v13+ (KIP-516) answers with topic ids only; give them their names back.
@@ -38,17 +36,17 @@ void Upstream::send_produce(std::int32_t node, const ProduceRequest& request, st
     for (const ProduceTopicData& t : request.topic_data) names.emplace_back(t.topic_id, t.name);
   }
   c->send(request, version,
-          make_sink<ProduceResponse>([names = std::move(names), done = std::move(done),
-                                      version](ProduceResult result) mutable {
-            if (result) {
-              for (ProduceTopicResponse& t : result->responses) {
-                auto it = std::find_if(names.begin(), names.end(),
-                                       [&](const auto& n) { return n.first == t.topic_id; });
-                if (it != names.end() && t.name.empty()) t.name = it->second;
-              }
-            }
-            done(version, std::move(result));
-          }));
+          make_sink<ProduceResponse>(
+              [names = std::move(names), done = std::move(done), version](ProduceResult result) mutable {
+                if (result) {
+                  for (ProduceTopicResponse& t : result->responses) {
+                    auto it =
+                        std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == t.topic_id; });
+                    if (it != names.end() && t.name.empty()) t.name = it->second;
+                  }
+                }
+                done(version, std::move(result));
+              }));
 }
 
 void Upstream::send_init_producer_id(const InitProducerIdRequest& request,
@@ -57,8 +55,7 @@ void Upstream::send_init_producer_id(const InitProducerIdRequest& request,
     fail_later<InitProducerIdResult>(std::move(done), ErrorCode::kNetworkException);
     return;
   }
-  init_waiting_.push_back(
-      {request, std::move(done), now() + static_cast<std::uint64_t>(config_.request_timeout_ms)});
+  init_waiting_.push_back({request, std::move(done), now() + static_cast<std::uint64_t>(config_.request_timeout_ms)});
   // Never inside this call: a ready broker answers later anyway, and a
   // missing one makes flush_init wait.
   deferred_.post([this] { flush_init(); });
@@ -84,8 +81,7 @@ void Upstream::flush_init() {
 void Upstream::expire_init() {
   const std::uint64_t t = now();
   while (!init_waiting_.empty() && init_waiting_.front().deadline_ms <= t) {
-    log().warn("upstream: no broker ready for InitProducerId within {} ms",
-               config_.request_timeout_ms);
+    log().warn("upstream: no broker ready for InitProducerId within {} ms", config_.request_timeout_ms);
     init_waiting_.front().done(std::unexpected(ErrorCode::kRequestTimedOut));
     init_waiting_.pop_front();
   }
@@ -148,8 +144,7 @@ void Upstream::flush_metadata() {
   metadata_timer_.stop();
   ++metadata_requests_sent_;
   log().debug("{}: Metadata v{} for {} topics", c->describe(), version, topics_.size());
-  c->send(request, version,
-          make_sink<MetadataResponse>([this](std::expected<MetadataResponse, ErrorCode> result) {
+  c->send(request, version, make_sink<MetadataResponse>([this](std::expected<MetadataResponse, ErrorCode> result) {
             on_metadata_response(std::move(result));
           }));
 }
@@ -168,8 +163,7 @@ void Upstream::on_metadata_response(std::expected<MetadataResponse, ErrorCode> r
   if (!result) {
     ++metadata_failures_;
     const std::uint64_t wait = metadata_backoff_.backoff_ms(metadata_failures_);
-    log().debug("upstream: Metadata failed ({}); retrying in {} ms", error_name(result.error()),
-                wait);
+    log().debug("upstream: Metadata failed ({}); retrying in {} ms", error_name(result.error()), wait);
     next_metadata_ms_ = t + wait;
     metadata_wanted_ = true;
     new_topic_ = false;  // the retry waits its backoff even for new topics
@@ -189,11 +183,10 @@ void Upstream::on_metadata_response(std::expected<MetadataResponse, ErrorCode> r
   } else {
     leader_down_refreshes_ = 0;
   }
-  max_age_timer_.start(static_cast<std::uint64_t>(std::max(config_.metadata_max_age_ms, 1)), 0,
-                       [this] {
-                         metadata_wanted_ = true;
-                         flush_metadata();
-                       });
+  max_age_timer_.start(static_cast<std::uint64_t>(std::max(config_.metadata_max_age_ms, 1)), 0, [this] {
+    metadata_wanted_ = true;
+    flush_metadata();
+  });
   if (metadata_wanted_) post_flush();
 }
 

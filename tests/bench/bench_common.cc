@@ -74,8 +74,7 @@ std::int64_t now_ns() {
 }
 
 std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -98,11 +97,11 @@ double Latencies::percentile_ms(double q) {
 }
 
 Payloads::Payloads(std::size_t record_bytes, std::uint64_t seed) : record_bytes_(record_bytes) {
-  static const char* const kWords[] = {
-      "order",  "customer", "payment", "shipped", "status", "amount", "currency", "EUR",
-      "USD",    "warehouse", "item",   "quantity", "price", "total",  "created",  "updated",
-      "user",   "session",  "click",   "page",    "region", "eu-west", "us-east", "true",
-      "false",  "null",     "id",      "version", "event",  "payload", "source",  "target"};
+  static const char* const kWords[] = {"order",   "customer", "payment",   "shipped", "status",   "amount", "currency",
+                                       "EUR",     "USD",      "warehouse", "item",    "quantity", "price",  "total",
+                                       "created", "updated",  "user",      "session", "click",    "page",   "region",
+                                       "eu-west", "us-east",  "true",      "false",   "null",     "id",     "version",
+                                       "event",   "payload",  "source",    "target"};
   std::mt19937_64 rng(seed);
   // 4 MiB of words plus a tail so any record window stays in bounds.
   const std::size_t pool_bytes = (4u << 20) + record_bytes;

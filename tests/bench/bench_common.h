@@ -44,8 +44,10 @@ class Latencies {
  public:
   void reserve(std::size_t n) { samples_.reserve(n); }
   void add(std::int64_t micros) {
-    if (samples_.size() < samples_.capacity()) samples_.push_back(micros);
-    else ++dropped_;
+    if (samples_.size() < samples_.capacity())
+      samples_.push_back(micros);
+    else
+      ++dropped_;
   }
   std::size_t count() const { return samples_.size(); }
   // q in [0, 1]; milliseconds, nearest-rank. Sorts on first use.

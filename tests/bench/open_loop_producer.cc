@@ -69,8 +69,8 @@ int main(int argc, char** argv) {
     }
     max_behind_ns = std::max(max_behind_ns, now - due);
     const int partition = static_cast<int>(sent % producer.partitions);
-    produce_one(producer.rk, producer.topic, partition, payloads.record(static_cast<std::uint64_t>(sent)),
-                record_bytes, due);
+    produce_one(producer.rk, producer.topic, partition, payloads.record(static_cast<std::uint64_t>(sent)), record_bytes,
+                due);
     ++sent;
     if ((sent & 63) == 0) rd_kafka_poll(producer.rk, 0);
   }

@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
       rd_kafka_poll(producer.rk, 0);
     }
     const int partition = static_cast<int>(sent % producer.partitions);
-    produce_one(producer.rk, producer.topic, partition, payloads.record(static_cast<std::uint64_t>(sent)),
-                record_bytes, now_ns());
+    produce_one(producer.rk, producer.topic, partition, payloads.record(static_cast<std::uint64_t>(sent)), record_bytes,
+                now_ns());
     ++sent;
   }
   const std::int64_t produced_ns = now_ns();

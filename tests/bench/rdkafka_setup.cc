@@ -115,14 +115,14 @@ Producer create_producer(const ProducerOptions& o, Delivery* delivery) {
   return p;
 }
 
-void produce_one(rd_kafka_t* rk, rd_kafka_topic_t* topic, int partition, const std::uint8_t* value,
-                 std::size_t size, std::int64_t stamp_ns) {
+void produce_one(rd_kafka_t* rk, rd_kafka_topic_t* topic, int partition, const std::uint8_t* value, std::size_t size,
+                 std::int64_t stamp_ns) {
   void* opaque = reinterpret_cast<void*>(static_cast<std::intptr_t>(stamp_ns));
   // Bounded: librdkafka's queue frees as deliveries come; a producer stuck
   // for a minute means the run is broken, and the tool says so.
   for (int tries = 0; tries < 60000; ++tries) {
-    if (rd_kafka_produce(topic, partition, RD_KAFKA_MSG_F_COPY, const_cast<std::uint8_t*>(value), size,
-                         nullptr, 0, opaque) == 0) {
+    if (rd_kafka_produce(topic, partition, RD_KAFKA_MSG_F_COPY, const_cast<std::uint8_t*>(value), size, nullptr, 0,
+                         opaque) == 0) {
       return;
     }
     if (rd_kafka_last_error() != RD_KAFKA_RESP_ERR__QUEUE_FULL) {

@@ -15,7 +15,7 @@ namespace pp::bench {
 struct ProducerOptions {
   std::string bootstrap;
   std::string topic;
-  std::string acks = "all";        // all | 1 | 0
+  std::string acks = "all";  // all | 1 | 0
   std::int64_t linger_ms = 5;
   std::string compression = "none";  // none | gzip | snappy | lz4 | zstd
   bool idempotence = false;
@@ -61,7 +61,7 @@ int close_producer(Producer& p, int timeout_ms);
 
 // Enqueues one record to `partition`, serving delivery reports while the
 // local queue is full. `stamp_ns` travels as the message opaque.
-void produce_one(rd_kafka_t* rk, rd_kafka_topic_t* topic, int partition, const std::uint8_t* value,
-                 std::size_t size, std::int64_t stamp_ns);
+void produce_one(rd_kafka_t* rk, rd_kafka_topic_t* topic, int partition, const std::uint8_t* value, std::size_t size,
+                 std::int64_t stamp_ns);
 
 }  // namespace pp::bench

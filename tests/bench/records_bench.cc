@@ -20,8 +20,8 @@ constexpr int kRecordsPerBatch = 1000;
 
 // Text-like bytes (random words), so the codecs see realistic ratios.
 pp::Bytes text(std::size_t n, std::uint32_t seed) {
-  static const char* const kWords[] = {"kafka ", "record ", "batch ", "offset ", "producer ",
-                                       "epoch ", "sequence ", "leader ", "topic ", "partition "};
+  static const char* const kWords[] = {"kafka ", "record ",   "batch ",  "offset ", "producer ",
+                                       "epoch ", "sequence ", "leader ", "topic ",  "partition "};
   std::mt19937 rng(seed);
   pp::Bytes out;
   out.reserve(n + 16);

@@ -60,8 +60,7 @@ class BrokerServer::Session {
 
   void on_data(ByteView data) {
     if (auto ok = reader_.append(data); !ok) {
-      log().warn("broker {}: closing connection from {}: bad frame: {}", server_.id_, peer_,
-                 ok.error().describe());
+      log().warn("broker {}: closing connection from {}: bad frame: {}", server_.id_, peer_, ok.error().describe());
       close();
       return;
     }
@@ -84,8 +83,7 @@ class BrokerServer::Session {
       if (it != faults.disconnects.end() && it->second.remaining > 0) {
         --it->second.remaining;
         if (!it->second.after_append) {
-          log().info("broker {}: injected disconnect of {} before a Produce was appended",
-                     server_.id_, peer_);
+          log().info("broker {}: injected disconnect of {} before a Produce was appended", server_.id_, peer_);
           close();
           return;
         }
@@ -94,8 +92,8 @@ class BrokerServer::Session {
     }
 
     RoutedRequest routed = route_request(cluster(), server_.id_, frame);
-    log().trace("broker {}: {} v{} correlation {} from {}", server_.id_, api_name(routed.api),
-                routed.version, routed.correlation_id, peer_);
+    log().trace("broker {}: {} v{} correlation {} from {}", server_.id_, api_name(routed.api), routed.version,
+                routed.correlation_id, peer_);
     if (routed.action == RoutedRequest::Action::kClose) {
       log().warn("broker {}: closing connection from {}: {}", server_.id_, peer_, routed.close_reason);
       close();
@@ -103,8 +101,7 @@ class BrokerServer::Session {
     }
     if (cut_after_append) {
       release(routed.held);
-      log().info("broker {}: injected disconnect of {} after a Produce was appended", server_.id_,
-                 peer_);
+      log().info("broker {}: injected disconnect of {} after a Produce was appended", server_.id_, peer_);
       close();
       return;
     }
@@ -164,13 +161,15 @@ class BrokerServer::Session {
 BrokerServer::BrokerServer(uv_loop_t* loop, ClusterState& cluster, BrokerId id)
     : loop_(loop), cluster_(cluster), id_(id), reaper_(loop) {}
 
-BrokerServer::~BrokerServer() { stop(); }
+BrokerServer::~BrokerServer() {
+  stop();
+}
 
 Status BrokerServer::start() {
   if (listening_) return {};
   BrokerInfo* me = cluster_.broker(id_);
-  auto listener = net::TcpListener::listen(loop_, {me->host, me->port},
-                                           [this](net::TcpConnection c) { accept(std::move(c)); });
+  auto listener =
+      net::TcpListener::listen(loop_, {me->host, me->port}, [this](net::TcpConnection c) { accept(std::move(c)); });
   if (!listener) return std::unexpected(listener.error());
   listener_ = std::move(*listener);
   me->port = listener_.port();

@@ -18,8 +18,8 @@ std::optional<int> parse_int(std::string_view s) {
 bool valid_topic_name(std::string_view name) {
   if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
   for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -47,17 +47,20 @@ std::expected<TopicSpec, std::string> parse_topic_spec(std::string_view text) {
 
 std::string_view to_string(NoStateRule rule) {
   switch (rule) {
-    case NoStateRule::kKafka0_11: return "0.11";
-    case NoStateRule::kKafka1_0: return "1.0";
-    case NoStateRule::kKafka2_5: return "2.5";
-    case NoStateRule::kKafka4_5: return "4.5";
+    case NoStateRule::kKafka0_11:
+      return "0.11";
+    case NoStateRule::kKafka1_0:
+      return "1.0";
+    case NoStateRule::kKafka2_5:
+      return "2.5";
+    case NoStateRule::kKafka4_5:
+      return "4.5";
   }
   return "?";
 }
 
 std::optional<NoStateRule> parse_no_state_rule(std::string_view text) {
-  for (auto r : {NoStateRule::kKafka0_11, NoStateRule::kKafka1_0, NoStateRule::kKafka2_5,
-                 NoStateRule::kKafka4_5}) {
+  for (auto r : {NoStateRule::kKafka0_11, NoStateRule::kKafka1_0, NoStateRule::kKafka2_5, NoStateRule::kKafka4_5}) {
     if (text == to_string(r)) return r;
   }
   return std::nullopt;

@@ -117,8 +117,7 @@ void ClusterState::rebuild_producer_state(Partition& p) {
   p.producers.reset(effective_retain(p));
   for (const auto& b : p.log.batches()) {
     if (b.producer_id < 0) continue;
-    BatchProducerInfo info{b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta,
-                           b.max_timestamp};
+    BatchProducerInfo info{b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta, b.max_timestamp};
     p.producers.on_append(info, b.last_offset());
   }
 }
@@ -128,8 +127,8 @@ Status ClusterState::move_leader(Partition& p, BrokerId to, std::size_t truncate
   if (!b) return std::unexpected("no broker " + std::to_string(to));
   if (!b->up) return std::unexpected("broker " + std::to_string(to) + " is down");
   if (truncate_batches > 0) {
-    log().info("{}-{}: truncating the last {} batch(es) on the move to broker {}", p.topic, p.index,
-               truncate_batches, to);
+    log().info("{}-{}: truncating the last {} batch(es) on the move to broker {}", p.topic, p.index, truncate_batches,
+               to);
     p.log.truncate_last_batches(truncate_batches);
   }
   p.leader = to;
@@ -171,8 +170,7 @@ Status ClusterState::set_broker_up(BrokerId id, bool up) {
   return {};
 }
 
-ClusterState::ProducerIdGrant ClusterState::init_producer_id(std::int64_t producer_id,
-                                                             std::int16_t producer_epoch,
+ClusterState::ProducerIdGrant ClusterState::init_producer_id(std::int64_t producer_id, std::int16_t producer_epoch,
                                                              std::int16_t version) {
   auto fresh = [this] {
     const std::int64_t id = next_producer_id_++;

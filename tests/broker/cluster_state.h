@@ -49,7 +49,7 @@ struct Partition {
   ProducerStateManager producers;
   InflightWatchdog watchdog;
   std::vector<InjectedError> injected_errors;  // used front first
-  std::int64_t duplicates = 0;  // retries recognised and not appended
+  std::int64_t duplicates = 0;                 // retries recognised and not appended
 };
 
 struct Topic {
@@ -119,8 +119,7 @@ class ClusterState {
   };
   // `version`: a mismatched epoch is PRODUCER_FENCED from v4 (KIP-588),
   // INVALID_PRODUCER_EPOCH before.
-  ProducerIdGrant init_producer_id(std::int64_t producer_id, std::int16_t producer_epoch,
-                                   std::int16_t version);
+  ProducerIdGrant init_producer_id(std::int64_t producer_id, std::int16_t producer_epoch, std::int16_t version);
 
  private:
   void rebuild_producer_state(Partition& p);

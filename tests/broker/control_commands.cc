@@ -31,9 +31,13 @@ std::optional<T> parse_number(const std::string& s) {
   return v;
 }
 
-std::string reply(const Status& st) { return st ? "ok" : "error: " + st.error(); }
+std::string reply(const Status& st) {
+  return st ? "ok" : "error: " + st.error();
+}
 
-std::string usage(std::string_view form) { return "error: usage: " + std::string(form); }
+std::string usage(std::string_view form) {
+  return "error: usage: " + std::string(form);
+}
 
 }  // namespace
 

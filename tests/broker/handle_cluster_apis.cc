@@ -71,8 +71,7 @@ ApiVersionsResponse handle_api_versions(const ClusterState& cluster, BrokerId se
   ApiVersionsResponse out;
   out.error_code = error;
   for (const auto& api : served_apis(me && me->legacy)) {
-    out.api_keys.push_back(ApiVersionRange{static_cast<std::int16_t>(api.key), api.versions.min,
-                                           api.versions.max, {}});
+    out.api_keys.push_back(ApiVersionRange{static_cast<std::int16_t>(api.key), api.versions.min, api.versions.max, {}});
   }
   return out;
 }
@@ -94,8 +93,7 @@ MetadataResponse handle_metadata(ClusterState& cluster, BrokerId, const Metadata
   }
   for (const auto& want : *request.topics) {
     // v12 may name a topic by id alone (KIP-516).
-    Topic* t = want.name ? cluster.topic(*want.name)
-                         : (version >= 12 ? cluster.topic(want.topic_id) : nullptr);
+    Topic* t = want.name ? cluster.topic(*want.name) : (version >= 12 ? cluster.topic(want.topic_id) : nullptr);
     if (t) {
       out.topics.push_back(describe_topic(cluster, *t));
       continue;
@@ -114,28 +112,24 @@ MetadataResponse handle_metadata(ClusterState& cluster, BrokerId, const Metadata
   return out;
 }
 
-InitProducerIdResponse handle_init_producer_id(ClusterState& cluster,
-                                               const InitProducerIdRequest& request,
+InitProducerIdResponse handle_init_producer_id(ClusterState& cluster, const InitProducerIdRequest& request,
                                                std::int16_t version) {
   InitProducerIdResponse out;
   if (request.transactional_id) {
     // Only idempotent producers: a transactional id would need a transaction
     // coordinator. Kafka answers an empty id with INVALID_REQUEST too.
-    log().warn("InitProducerId with transactional_id '{}': transactions are not supported",
-               *request.transactional_id);
+    log().warn("InitProducerId with transactional_id '{}': transactions are not supported", *request.transactional_id);
     out.error_code = ErrorCode::kInvalidRequest;
     out.producer_id = kNoProducerId;
     out.producer_epoch = pp::kNoProducerEpoch;
     return out;
   }
-  const auto grant =
-      cluster.init_producer_id(request.producer_id.value, request.producer_epoch.value, version);
+  const auto grant = cluster.init_producer_id(request.producer_id.value, request.producer_epoch.value, version);
   out.error_code = grant.error;
   out.producer_id = ProducerId{grant.producer_id};
   out.producer_epoch = ProducerEpoch{grant.producer_epoch};
-  log().debug("InitProducerId v{} (id {}, epoch {}): {} -> id {} epoch {}", version,
-              request.producer_id.value, request.producer_epoch.value, error_name(grant.error),
-              grant.producer_id, grant.producer_epoch);
+  log().debug("InitProducerId v{} (id {}, epoch {}): {} -> id {} epoch {}", version, request.producer_id.value,
+              request.producer_epoch.value, error_name(grant.error), grant.producer_id, grant.producer_epoch);
   return out;
 }
 

@@ -23,8 +23,7 @@ Partition* find_partition(ClusterState& cluster, const std::string& topic, std::
 
 }  // namespace
 
-FetchResult handle_fetch(ClusterState& cluster, BrokerId self, const FetchRequest& request,
-                         std::int16_t version) {
+FetchResult handle_fetch(ClusterState& cluster, BrokerId self, const FetchRequest& request, std::int16_t version) {
   FetchResult out;
   if (version >= 7 && request.session_id != 0) {
     out.response.error_code = ErrorCode::kFetchSessionIdNotFound;  // we never hand one out
@@ -88,8 +87,8 @@ FetchResult handle_fetch(ClusterState& cluster, BrokerId self, const FetchReques
   return out;
 }
 
-ListOffsetsResponse handle_list_offsets(ClusterState& cluster, BrokerId self,
-                                        const ListOffsetsRequest& request, std::int16_t version) {
+ListOffsetsResponse handle_list_offsets(ClusterState& cluster, BrokerId self, const ListOffsetsRequest& request,
+                                        std::int16_t version) {
   ListOffsetsResponse out;
   for (const auto& lt : request.topics) {
     ListOffsetsTopicResponse tr;

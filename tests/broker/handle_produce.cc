@@ -41,8 +41,8 @@ std::optional<ErrorCode> take_injected_error(Partition& p) {
 
 class PartitionProducer {
  public:
-  PartitionProducer(ClusterState& cluster, const BrokerInfo& self, std::int16_t version,
-                    std::int16_t acks, Partition& p, ProducePartitionResponse& out)
+  PartitionProducer(ClusterState& cluster, const BrokerInfo& self, std::int16_t version, std::int16_t acks,
+                    Partition& p, ProducePartitionResponse& out)
       : cluster_(cluster), self_(self), version_(version), acks_(acks), p_(p), out_(out) {}
 
   // Returns the watchdog token for the batch, if it carries a producer id.
@@ -103,9 +103,8 @@ class PartitionProducer {
     // LogValidator.validateBatch and the CRC check (D.2 step 4).
     auto decoded = decode_record_batch(batch);
     if (!decoded) {
-      return {ErrorCode::kCorruptMessage, decoded.error().kind == DecodeErrorKind::kBadChecksum
-                                              ? "CRC-32C mismatch"
-                                              : "batch does not decode"};
+      return {ErrorCode::kCorruptMessage,
+              decoded.error().kind == DecodeErrorKind::kBadChecksum ? "CRC-32C mismatch" : "batch does not decode"};
     }
     if (header.is_control()) return {ErrorCode::kInvalidRecord, "control batch from a client"};
     if (header.records_count != header.last_offset_delta + 1) {
@@ -127,12 +126,11 @@ class PartitionProducer {
     const BatchProducerInfo info{header.producer_id, header.producer_epoch, header.base_sequence,
                                  header.last_offset_delta, header.max_timestamp};
     if (header.producer_id >= 0) {
-      const SequenceVerdict verdict =
-          p_.producers.check(info, cluster_.options().no_state_rule, p_.log.ever_written());
+      const SequenceVerdict verdict = p_.producers.check(info, cluster_.options().no_state_rule, p_.log.ever_written());
       if (verdict.kind == SequenceVerdict::Kind::kReject) {
-        log().debug("{}-{}: producer {} epoch {} seq {}..{}: {} ({})", p_.topic, p_.index,
-                    info.producer_id, info.producer_epoch, info.base_sequence, info.last_sequence(),
-                    error_name(verdict.error), verdict.reason);
+        log().debug("{}-{}: producer {} epoch {} seq {}..{}: {} ({})", p_.topic, p_.index, info.producer_id,
+                    info.producer_epoch, info.base_sequence, info.last_sequence(), error_name(verdict.error),
+                    verdict.reason);
         out_.log_start_offset = p_.log.log_start_offset();
         return {verdict.error, verdict.reason};
       }
@@ -140,9 +138,8 @@ class PartitionProducer {
         // D.2 5(a): NONE with the original offset, the batch's timestamp as
         // log_append_time (UnifiedLog.append), nothing appended.
         ++p_.duplicates;
-        log().debug("{}-{}: producer {} seq {}..{} is a duplicate of offset {}", p_.topic, p_.index,
-                    info.producer_id, info.base_sequence, info.last_sequence(),
-                    verdict.duplicate_of.first_offset());
+        log().debug("{}-{}: producer {} seq {}..{} is a duplicate of offset {}", p_.topic, p_.index, info.producer_id,
+                    info.base_sequence, info.last_sequence(), verdict.duplicate_of.first_offset());
         out_.base_offset = verdict.duplicate_of.first_offset();
         out_.log_append_time_ms = verdict.duplicate_of.timestamp;
         out_.log_start_offset = p_.log.log_start_offset();
@@ -172,8 +169,7 @@ class PartitionProducer {
       a.offset = base + r.offset_delta;
       a.producer_id = header.producer_id;
       a.producer_epoch = header.producer_epoch;
-      a.sequence = header.producer_id >= 0 ? increment_sequence(header.base_sequence, r.offset_delta)
-                                           : -1;
+      a.sequence = header.producer_id >= 0 ? increment_sequence(header.base_sequence, r.offset_delta) : -1;
       a.timestamp = decoded.timestamp_of(r);
       if (r.key) a.key = Bytes(r.key->begin(), r.key->end());
       if (r.value) a.value = Bytes(r.value->begin(), r.value->end());
@@ -181,9 +177,8 @@ class PartitionProducer {
     }
     const std::int64_t base_offset = p_.log.append(batch, std::move(meta), std::move(records));
     if (header.producer_id >= 0) {
-      p_.producers.on_append(BatchProducerInfo{header.producer_id, header.producer_epoch,
-                                               header.base_sequence, header.last_offset_delta,
-                                               header.max_timestamp},
+      p_.producers.on_append(BatchProducerInfo{header.producer_id, header.producer_epoch, header.base_sequence,
+                                               header.last_offset_delta, header.max_timestamp},
                              base_offset + header.last_offset_delta);
     }
     out_.base_offset = base_offset;
@@ -225,8 +220,8 @@ ProduceResult handle_produce(ClusterState& cluster, BrokerId self, const Produce
       pr.base_offset = -1;
       PartitionOutcome outcome;
       if (!topic) {
-        outcome.error = version >= kProduceTopicIdVersion ? ErrorCode::kUnknownTopicId
-                                                          : ErrorCode::kUnknownTopicOrPartition;
+        outcome.error =
+            version >= kProduceTopicIdVersion ? ErrorCode::kUnknownTopicId : ErrorCode::kUnknownTopicOrPartition;
       } else if (pd.index < 0 || pd.index >= static_cast<std::int32_t>(topic->partitions.size())) {
         outcome.error = ErrorCode::kUnknownTopicOrPartition;
       } else {
@@ -237,14 +232,13 @@ ProduceResult handle_produce(ClusterState& cluster, BrokerId self, const Produce
         outcome = producer.run(pd.records, leader_hints);
         if (p.log.log_end_offset() != end_before) ++result.appended_batches;
         if (outcome.error == ErrorCode::kNotLeaderOrFollower) {
-          log().trace("{}-{} on broker {}: seq {}: not the leader (broker {} is, epoch {})", p.topic,
-                      p.index, self, producer.base_sequence(), p.leader, p.leader_epoch);
+          log().trace("{}-{} on broker {}: seq {}: not the leader (broker {} is, epoch {})", p.topic, p.index, self,
+                      producer.base_sequence(), p.leader, p.leader_epoch);
         } else if (outcome.error != ErrorCode::kNone) {
-          log().debug("{}-{} on broker {}: {} ({})", p.topic, p.index, self, error_name(outcome.error),
-                      outcome.reason);
+          log().debug("{}-{} on broker {}: {} ({})", p.topic, p.index, self, error_name(outcome.error), outcome.reason);
         } else {
-          log().trace("{}-{} on broker {}: seq {}: appended or deduplicated at offset {}", p.topic,
-                      p.index, self, producer.base_sequence(), pr.base_offset);
+          log().trace("{}-{} on broker {}: seq {}: appended or deduplicated at offset {}", p.topic, p.index, self,
+                      producer.base_sequence(), pr.base_offset);
         }
       }
       if (outcome.error != ErrorCode::kNone) {

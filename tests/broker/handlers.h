@@ -46,19 +46,16 @@ struct ProduceResult {
 // Produce v3-v14 as docs/design/PIPELINE.md D.2 orders the checks. Registers every
 // received batch with the partition's watchdog (release() the result's
 // `held` when the response is written or dropped).
-ProduceResult handle_produce(ClusterState& cluster, BrokerId self, const ProduceRequest& request,
-                             std::int16_t version);
+ProduceResult handle_produce(ClusterState& cluster, BrokerId self, const ProduceRequest& request, std::int16_t version);
 
-MetadataResponse handle_metadata(ClusterState& cluster, BrokerId self,
-                                 const MetadataRequest& request, std::int16_t version);
+MetadataResponse handle_metadata(ClusterState& cluster, BrokerId self, const MetadataRequest& request,
+                                 std::int16_t version);
 
 // `error`: kUnsupportedVersion answers a too-new request in the v0 layout,
 // still listing our ranges so the client can retry lower (KIP-511).
-ApiVersionsResponse handle_api_versions(const ClusterState& cluster, BrokerId self,
-                                        ErrorCode error = ErrorCode::kNone);
+ApiVersionsResponse handle_api_versions(const ClusterState& cluster, BrokerId self, ErrorCode error = ErrorCode::kNone);
 
-InitProducerIdResponse handle_init_producer_id(ClusterState& cluster,
-                                               const InitProducerIdRequest& request,
+InitProducerIdResponse handle_init_producer_id(ClusterState& cluster, const InitProducerIdRequest& request,
                                                std::int16_t version);
 
 // The response's RecordsView fields point into `buffers`; keep the result
@@ -69,10 +66,9 @@ struct FetchResult {
   std::size_t record_bytes = 0;
   bool has_error = false;
 };
-FetchResult handle_fetch(ClusterState& cluster, BrokerId self, const FetchRequest& request,
-                         std::int16_t version);
+FetchResult handle_fetch(ClusterState& cluster, BrokerId self, const FetchRequest& request, std::int16_t version);
 
-ListOffsetsResponse handle_list_offsets(ClusterState& cluster, BrokerId self,
-                                        const ListOffsetsRequest& request, std::int16_t version);
+ListOffsetsResponse handle_list_offsets(ClusterState& cluster, BrokerId self, const ListOffsetsRequest& request,
+                                        std::int16_t version);
 
 }  // namespace pp::test_broker

@@ -7,8 +7,7 @@
 
 namespace pp::test_broker {
 
-std::int64_t PartitionLog::append(ByteView batch_bytes, AppendedBatch meta,
-                                  std::vector<AppendedRecord> records) {
+std::int64_t PartitionLog::append(ByteView batch_bytes, AppendedBatch meta, std::vector<AppendedRecord> records) {
   namespace layout = record_batch_layout;
   const std::int64_t base = next_offset_;
   meta.base_offset = base;
@@ -49,8 +48,7 @@ Bytes PartitionLog::read(std::int64_t offset, std::size_t max_bytes) const {
   return out;
 }
 
-std::optional<PartitionLog::OffsetAndTimestamp> PartitionLog::offset_for_timestamp(
-    std::int64_t timestamp) const {
+std::optional<PartitionLog::OffsetAndTimestamp> PartitionLog::offset_for_timestamp(std::int64_t timestamp) const {
   for (const auto& r : records_) {
     if (r.timestamp >= timestamp) return OffsetAndTimestamp{r.offset, r.timestamp};
   }

@@ -23,7 +23,7 @@ struct AppendedRecord {
   std::int64_t timestamp = -1;
   std::optional<Bytes> key;
   std::optional<Bytes> value;
-  BrokerId leader = -1;  // the broker that appended it, under...
+  BrokerId leader = -1;            // the broker that appended it, under...
   std::int32_t leader_epoch = -1;  // ...this leader epoch
 };
 

@@ -27,8 +27,7 @@ std::int32_t BatchProducerInfo::last_sequence() const {
   return pp::last_sequence(base_sequence, last_offset_delta);
 }
 
-const BatchMetadata* ProducerStateEntry::find_duplicate(std::int16_t batch_epoch,
-                                                        std::int32_t first_seq,
+const BatchMetadata* ProducerStateEntry::find_duplicate(std::int16_t batch_epoch, std::int32_t first_seq,
                                                         std::int32_t last_seq) const {
   // ProducerStateEntry.findDuplicateBatch: same epoch, and exactly the same
   // (first, last) range as a retained batch. Payload and CRC are not compared,
@@ -40,8 +39,7 @@ const BatchMetadata* ProducerStateEntry::find_duplicate(std::int16_t batch_epoch
   return nullptr;
 }
 
-SequenceVerdict ProducerStateManager::check(const BatchProducerInfo& batch, NoStateRule rule,
-                                            bool ever_written) const {
+SequenceVerdict ProducerStateManager::check(const BatchProducerInfo& batch, NoStateRule rule, bool ever_written) const {
   const std::int32_t first = batch.base_sequence;
   const std::int32_t last = batch.last_sequence();
   const ProducerStateEntry* entry = find(batch.producer_id);
@@ -78,8 +76,7 @@ SequenceVerdict ProducerStateManager::check(const BatchProducerInfo& batch, NoSt
   if (batch.producer_epoch != entry->epoch) {
     // ProducerAppendInfo.checkSequence: "Invalid sequence number for new epoch".
     if (first != 0) {
-      return SequenceVerdict::reject(ErrorCode::kOutOfOrderSequenceNumber,
-                                     "a new epoch must start at sequence 0");
+      return SequenceVerdict::reject(ErrorCode::kOutOfOrderSequenceNumber, "a new epoch must start at sequence 0");
     }
     return SequenceVerdict::append();
   }
@@ -87,17 +84,16 @@ SequenceVerdict ProducerStateManager::check(const BatchProducerInfo& batch, NoSt
       static_cast<std::int64_t>(last) <= entry->last_seq() && first <= entry->last_seq()) {
     // 0.11 kept only the last batch and called an older retry a duplicate
     // without being able to say where it went.
-    return SequenceVerdict::reject(ErrorCode::kDuplicateSequenceNumber,
-                                   "0.11: older than the last batch");
+    return SequenceVerdict::reject(ErrorCode::kDuplicateSequenceNumber, "0.11: older than the last batch");
   }
   // Same epoch: the batch must follow the last retained one; with nothing
   // retained it must start at 0. This also rejects an old duplicate that fell
   // out of the window, which is why a client must never have more than
   // `retain` batches in flight (KAFKA-17926, KIP-1269).
   if (!in_sequence(entry->last_seq(), first)) {
-    return SequenceVerdict::reject(ErrorCode::kOutOfOrderSequenceNumber,
-                                   entry->batches.empty() ? "no batch retained: expected sequence 0"
-                                                          : "sequence gap or expired duplicate");
+    return SequenceVerdict::reject(ErrorCode::kOutOfOrderSequenceNumber, entry->batches.empty()
+                                                                             ? "no batch retained: expected sequence 0"
+                                                                             : "sequence gap or expired duplicate");
   }
   return SequenceVerdict::append();
 }
@@ -110,8 +106,8 @@ void ProducerStateManager::on_append(const BatchProducerInfo& batch, std::int64_
     entry.epoch = batch.producer_epoch;
     entry.batches.clear();
   }
-  entry.batches.push_back(BatchMetadata{batch.last_sequence(), last_offset, batch.last_offset_delta,
-                                        batch.max_timestamp});
+  entry.batches.push_back(
+      BatchMetadata{batch.last_sequence(), last_offset, batch.last_offset_delta, batch.max_timestamp});
   while (entry.batches.size() > static_cast<std::size_t>(std::max(retain_, 1))) {
     entry.batches.pop_front();
   }

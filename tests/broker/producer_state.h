@@ -35,8 +35,7 @@ struct ProducerStateEntry {
   std::deque<BatchMetadata> batches;  // oldest first, at most `retain`
   std::int64_t last_timestamp = -1;
 
-  const BatchMetadata* find_duplicate(std::int16_t batch_epoch, std::int32_t first_seq,
-                                      std::int32_t last_seq) const;
+  const BatchMetadata* find_duplicate(std::int16_t batch_epoch, std::int32_t first_seq, std::int32_t last_seq) const;
   std::int32_t last_seq() const { return batches.empty() ? kNoSequence : batches.back().last_seq; }
 };
 
@@ -56,7 +55,7 @@ struct BatchProducerInfo {
 struct SequenceVerdict {
   enum class Kind : std::uint8_t { kAppend, kDuplicate, kReject };
   Kind kind = Kind::kAppend;
-  BatchMetadata duplicate_of;  // for kDuplicate
+  BatchMetadata duplicate_of;          // for kDuplicate
   ErrorCode error = ErrorCode::kNone;  // for kReject
   const char* reason = "";             // for the log line
 

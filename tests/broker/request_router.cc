@@ -70,18 +70,18 @@ RoutedRequest route_request(ClusterState& cluster, BrokerId self, ByteView frame
 
   const ServedApi* api = find_served_api(legacy, h.api_key);
   if (!api) {
-    return close_with(std::move(out), "unsupported API " + std::to_string(static_cast<int>(h.api_key)) +
-                                          " (" + std::string(api_name(h.api_key)) + ")");
+    return close_with(std::move(out), "unsupported API " + std::to_string(static_cast<int>(h.api_key)) + " (" +
+                                          std::string(api_name(h.api_key)) + ")");
   }
   if (!api->versions.contains(h.api_version)) {
     if (h.api_key == ApiKey::kApiVersions) {
       // KIP-511: answer in the v0 layout, listing what we speak.
-      out.frame = encode_response(h.correlation_id, 0,
-                                  handle_api_versions(cluster, self, ErrorCode::kUnsupportedVersion));
+      out.frame =
+          encode_response(h.correlation_id, 0, handle_api_versions(cluster, self, ErrorCode::kUnsupportedVersion));
       return out;
     }
-    return close_with(std::move(out), std::string(api_name(h.api_key)) + " v" +
-                                          std::to_string(h.api_version) + " is not supported");
+    return close_with(std::move(out),
+                      std::string(api_name(h.api_key)) + " v" + std::to_string(h.api_version) + " is not supported");
   }
   if (!decoded->flexible_known && h.api_version >= api->flexible_since) {
     if (auto s = skip_tagged_fields(r); !s) {
@@ -127,8 +127,7 @@ RoutedRequest route_request(ClusterState& cluster, BrokerId self, ByteView frame
             if (p.error_code != ErrorCode::kNone) {
               release(out.held);
               out.held.clear();
-              return close_with(std::move(out), "acks=0 Produce failed with " +
-                                                    std::string(error_name(p.error_code)));
+              return close_with(std::move(out), "acks=0 Produce failed with " + std::string(error_name(p.error_code)));
             }
           }
         }
@@ -144,8 +143,8 @@ RoutedRequest route_request(ClusterState& cluster, BrokerId self, ByteView frame
       FetchResult result = handle_fetch(cluster, self, *req, v);
       out.frame = encode_response(corr, v, result.response);
       if (result.record_bytes == 0 && !result.has_error && req->max_wait_ms > 0 && req->min_bytes > 0) {
-        out.wait_ms = std::min<std::uint32_t>(static_cast<std::uint32_t>(req->max_wait_ms),
-                                              cluster.options().max_fetch_wait_ms);
+        out.wait_ms =
+            std::min<std::uint32_t>(static_cast<std::uint32_t>(req->max_wait_ms), cluster.options().max_fetch_wait_ms);
         out.recompute = [&cluster, self, request = std::move(*req), v, corr] {
           FetchResult later = handle_fetch(cluster, self, request, v);
           return encode_response(corr, v, later.response);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "proxy/protocol/api_key.h"
 #include "proxy/base/bytes.h"
+#include "proxy/protocol/api_key.h"
 #include "tests/broker/cluster_state.h"
 #include "tests/broker/handlers.h"
 

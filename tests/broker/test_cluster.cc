@@ -63,9 +63,7 @@ struct TestCluster::Impl {
     return servers[static_cast<std::size_t>(id - 1)].get();
   }
 
-  Partition* partition(std::string_view topic, std::int32_t index) {
-    return cluster->partition(topic, index);
-  }
+  Partition* partition(std::string_view topic, std::int32_t index) { return cluster->partition(topic, index); }
 };
 
 namespace {
@@ -80,7 +78,9 @@ TestCluster::TestCluster(TestClusterOptions options) : impl_(std::make_unique<Im
   impl_->options = std::move(options);
 }
 
-TestCluster::~TestCluster() { stop(); }
+TestCluster::~TestCluster() {
+  stop();
+}
 
 void TestCluster::start() {
   Impl& m = *impl_;
@@ -128,7 +128,9 @@ void TestCluster::stop() {
   m.loop_initialized = false;
 }
 
-bool TestCluster::running() const { return impl_->running; }
+bool TestCluster::running() const {
+  return impl_->running;
+}
 
 std::string TestCluster::bootstrap() const {
   return impl_->call([this] {
@@ -148,8 +150,12 @@ std::uint16_t TestCluster::port(BrokerId broker) const {
   });
 }
 
-int TestCluster::broker_count() const { return impl_->options.brokers; }
-std::uint64_t TestCluster::seed() const { return impl_->seed; }
+int TestCluster::broker_count() const {
+  return impl_->options.brokers;
+}
+std::uint64_t TestCluster::seed() const {
+  return impl_->seed;
+}
 
 Status TestCluster::create_topic(const TopicSpec& spec) {
   return impl_->call([&] { return impl_->cluster->create_topic(spec); });
@@ -207,8 +213,7 @@ Status TestCluster::drop_responses(double rate, DropMode mode) {
   return {};
 }
 
-Status TestCluster::inject_error(std::string_view topic, std::int32_t partition, ErrorCode error,
-                                 int count) {
+Status TestCluster::inject_error(std::string_view topic, std::int32_t partition, ErrorCode error, int count) {
   if (count < 0) return std::unexpected("COUNT must not be negative");
   return impl_->call([&]() -> Status {
     Partition* p = impl_->partition(topic, partition);
@@ -240,29 +245,26 @@ ClusterStats TestCluster::stats() const {
   return impl_->call([&] { return collect_stats(*impl_->cluster); });
 }
 
-std::vector<AppendedRecord> TestCluster::records(std::string_view topic,
-                                                 std::int32_t partition) const {
+std::vector<AppendedRecord> TestCluster::records(std::string_view topic, std::int32_t partition) const {
   return impl_->call([&] {
     Partition* p = impl_->partition(topic, partition);
     return p ? p->log.records() : std::vector<AppendedRecord>{};
   });
 }
 
-std::vector<AppendedBatch> TestCluster::batches(std::string_view topic,
-                                                std::int32_t partition) const {
+std::vector<AppendedBatch> TestCluster::batches(std::string_view topic, std::int32_t partition) const {
   return impl_->call([&] {
     Partition* p = impl_->partition(topic, partition);
     return p ? p->log.batches() : std::vector<AppendedBatch>{};
   });
 }
 
-std::optional<PartitionInfo> TestCluster::partition_info(std::string_view topic,
-                                                         std::int32_t partition) const {
+std::optional<PartitionInfo> TestCluster::partition_info(std::string_view topic, std::int32_t partition) const {
   return impl_->call([&]() -> std::optional<PartitionInfo> {
     Partition* p = impl_->partition(topic, partition);
     if (!p) return std::nullopt;
-    return PartitionInfo{p->topic_id, p->leader, p->leader_epoch,
-                         impl_->cluster->effective_retain(*p), p->log.log_end_offset()};
+    return PartitionInfo{p->topic_id, p->leader, p->leader_epoch, impl_->cluster->effective_retain(*p),
+                         p->log.log_end_offset()};
   });
 }
 

@@ -70,8 +70,7 @@ class TestCluster {
   // Leadership moves bump the partition's leader epoch. `truncate_batches`
   // drops that many batches from the log's end first (an unreplicated tail)
   // and producer state is rebuilt from what is left.
-  Status move_leader(std::string_view topic, std::int32_t partition, BrokerId to,
-                     std::size_t truncate_batches = 0);
+  Status move_leader(std::string_view topic, std::int32_t partition, BrokerId to, std::size_t truncate_batches = 0);
   void flip_leaders();
   // Down: listener and connections closed, its partitions move to the next
   // broker up. Up: listens again on the same port (leads nothing until moved).

@@ -233,7 +233,8 @@ inline config::Settings proxy_settings(const std::string& bootstrap, std::int64_
   std::size_t at = 0;
   while (at <= bootstrap.size()) {
     const std::size_t comma = bootstrap.find(',', at);
-    s.upstream.bootstrap_servers.push_back(bootstrap.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    s.upstream.bootstrap_servers.push_back(
+        bootstrap.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
     if (comma == std::string::npos) break;
     at = comma + 1;
   }
@@ -257,9 +258,9 @@ struct LoggedRecord {
 // Reads `topic` from the beginning to the end with kcat, straight from the
 // upstream (not through the proxy).
 inline std::vector<LoggedRecord> consume_upstream(const std::string& bootstrap, const std::string& topic) {
-  auto r = run({"kcat", "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f",
-                "%p\t%o\t%T\t%k\t%s\t%h\n"},
-               60);
+  auto r =
+      run({"kcat", "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%p\t%o\t%T\t%k\t%s\t%h\n"},
+          60);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<LoggedRecord> out;
   std::istringstream lines(r.out);

@@ -64,8 +64,12 @@ TEST_P(KafkaPythonThroughProxy, AllAcksAndCodecsLandOnceWithUpstreamOffsets) {
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
-    Sent s{field(line, "topic"), field(line, "key"), std::stoi(field(line, "partition")),
-           std::stoll(field(line, "offset")), std::stoll(field(line, "timestamp")), field(line, "headers") == "true"};
+    Sent s{field(line, "topic"),
+           field(line, "key"),
+           std::stoi(field(line, "partition")),
+           std::stoll(field(line, "offset")),
+           std::stoll(field(line, "timestamp")),
+           field(line, "headers") == "true"};
     by_topic[s.topic].push_back(s);
   }
   ASSERT_EQ(by_topic.size(), 6u) << produced.out << produced.err;

@@ -20,7 +20,8 @@ struct KcatCase {
 };
 
 std::string case_name(const KcatCase& c) {
-  std::string n = std::string(c.upstream) + "_" + c.mode + "_" + c.codec + "_acks" + (c.acks < 0 ? "all" : std::to_string(c.acks));
+  std::string n =
+      std::string(c.upstream) + "_" + c.mode + "_" + c.codec + "_acks" + (c.acks < 0 ? "all" : std::to_string(c.acks));
   for (char& ch : n) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
@@ -39,12 +40,27 @@ TEST_P(KcatThroughProxy, EveryRecordLandsOnceInOrderWithTheOffsetsTheClientWasTo
   constexpr int kRecords = 40;
   std::string input;
   for (int i = 0; i < kRecords; ++i) input += "key-" + std::to_string(i) + ":value-" + std::to_string(i) + "\n";
-  std::vector<std::string> argv = {"kcat", "-P", "-b", env.proxy->address(), "-t", topic, "-p", "1", "-K:",
-                                   "-z", c.codec, "-X", "acks=" + std::to_string(c.acks), "-X", "linger.ms=20",
-                                   "-v", "-v"};
+  std::vector<std::string> argv = {"kcat",
+                                   "-P",
+                                   "-b",
+                                   env.proxy->address(),
+                                   "-t",
+                                   topic,
+                                   "-p",
+                                   "1",
+                                   "-K:",
+                                   "-z",
+                                   c.codec,
+                                   "-X",
+                                   "acks=" + std::to_string(c.acks),
+                                   "-X",
+                                   "linger.ms=20",
+                                   "-v",
+                                   "-v"};
   const bool legacy = std::string(c.mode) != "default";
   if (legacy) {
-    argv.insert(argv.end(), {"-X", "api.version.request=false", "-X", std::string("broker.version.fallback=") + c.mode});
+    argv.insert(argv.end(),
+                {"-X", "api.version.request=false", "-X", std::string("broker.version.fallback=") + c.mode});
   } else {
     argv.insert(argv.end(), {"-H", "trace=abc", "-H", "source=kcat"});
   }
@@ -56,8 +72,8 @@ TEST_P(KcatThroughProxy, EveryRecordLandsOnceInOrderWithTheOffsetsTheClientWasTo
   // "% Message delivered to partition 1 (offset 17) on broker 0", in order.
   std::vector<std::int64_t> told;
   const std::regex delivered(R"(delivered to partition (\d+) \(offset (-?\d+)\))");
-  for (auto it = std::sregex_iterator(produced.err.begin(), produced.err.end(), delivered); it != std::sregex_iterator();
-       ++it) {
+  for (auto it = std::sregex_iterator(produced.err.begin(), produced.err.end(), delivered);
+       it != std::sregex_iterator(); ++it) {
     told.push_back(std::stoll((*it)[2]));
   }
   ASSERT_EQ(told.size(), static_cast<std::size_t>(kRecords)) << produced.err;
@@ -107,10 +123,10 @@ INSTANTIATE_TEST_SUITE_P(Modes, KcatThroughProxy, ::testing::ValuesIn(all_cases(
 TEST(KcatDirect, TheMockRefusesLegacyMessageFormats) {
   SharedProxy& env = shared_proxy("librdkafka_mock");
   env.upstream->create_topic("kcat-direct-legacy", 1);
-  const auto r = run({"kcat", "-P", "-b", env.upstream->bootstrap(), "-t", "kcat-direct-legacy", "-p", "0", "-X",
-                      "api.version.request=false", "-X", "broker.version.fallback=0.9.0.1", "-X",
-                      "message.send.max.retries=0"},
-                     30, "a\nb\n");
+  const auto r =
+      run({"kcat", "-P", "-b", env.upstream->bootstrap(), "-t", "kcat-direct-legacy", "-p", "0", "-X",
+           "api.version.request=false", "-X", "broker.version.fallback=0.9.0.1", "-X", "message.send.max.retries=0"},
+          30, "a\nb\n");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("version not supported"), std::string::npos) << r.err;
 }

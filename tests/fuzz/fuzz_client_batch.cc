@@ -28,8 +28,8 @@ void check_retry_in_flight(pp::ClientProducers& p, const Pending& x, std::uint64
   if (again.verdict != pp::BatchVerdict::kDuplicateInFlight || again.handle != x.handle) __builtin_trap();
 }
 
-void complete(pp::ClientProducers& p, std::vector<Pending>& pending, std::size_t pick, bool fail,
-              std::uint64_t now, bool recheck = true) {
+void complete(pp::ClientProducers& p, std::vector<Pending>& pending, std::size_t pick, bool fail, std::uint64_t now,
+              bool recheck = true) {
   if (pending.empty()) return;
   const Pending x = pending[pick % pending.size()];
   pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(pick % pending.size()));

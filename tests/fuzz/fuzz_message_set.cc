@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (set.error().field.empty()) __builtin_trap();
       continue;
     }
-    pp::MessageSetBuilder builder(pp::MessageSetBuildOptions{1, pp::CompressionCodec::kNone, std::nullopt,
-                                                             pp::TimestampType::kCreateTime});
+    pp::MessageSetBuilder builder(
+        pp::MessageSetBuildOptions{1, pp::CompressionCodec::kNone, std::nullopt, pp::TimestampType::kCreateTime});
     for (const pp::LegacyRecordView& r : set->records()) {
       builder.append(r.offset, r.timestamp.value_or(-1), r.key, r.value);
     }

@@ -22,13 +22,11 @@ struct ApiPair {
 template <class... Pairs>
 struct ApiList {};
 
-using AllApis = ApiList<ApiPair<ProduceRequest, ProduceResponse>,
-                        ApiPair<FetchRequest, FetchResponse>,
-                        ApiPair<ListOffsetsRequest, ListOffsetsResponse>,
-                        ApiPair<MetadataRequest, MetadataResponse>,
-                        ApiPair<SaslHandshakeRequest, SaslHandshakeResponse>,
-                        ApiPair<ApiVersionsRequest, ApiVersionsResponse>,
-                        ApiPair<InitProducerIdRequest, InitProducerIdResponse>,
-                        ApiPair<SaslAuthenticateRequest, SaslAuthenticateResponse>>;
+using AllApis =
+    ApiList<ApiPair<ProduceRequest, ProduceResponse>, ApiPair<FetchRequest, FetchResponse>,
+            ApiPair<ListOffsetsRequest, ListOffsetsResponse>, ApiPair<MetadataRequest, MetadataResponse>,
+            ApiPair<SaslHandshakeRequest, SaslHandshakeResponse>, ApiPair<ApiVersionsRequest, ApiVersionsResponse>,
+            ApiPair<InitProducerIdRequest, InitProducerIdResponse>,
+            ApiPair<SaslAuthenticateRequest, SaslAuthenticateResponse>>;
 
 }  // namespace pp

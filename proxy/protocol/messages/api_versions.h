@@ -19,8 +19,8 @@ struct ApiVersionsRequest {
   static constexpr Versions kVersions{0, 5};
   static constexpr std::int16_t kFlexibleSince = 3;
 
-  std::string client_software_name;     // v3+
-  std::string client_software_version;  // v3+
+  std::string client_software_name;       // v3+
+  std::string client_software_version;    // v3+
   std::optional<std::string> cluster_id;  // v5+, null when not known yet
   std::int32_t node_id = -1;              // v5+, -1 when not known yet
   RawTaggedFields unknown_tags;
@@ -95,11 +95,11 @@ struct ApiVersionsResponse {
 
   ErrorCode error_code = ErrorCode::kNone;
   std::vector<ApiVersionRange> api_keys;
-  std::int32_t throttle_time_ms = 0;                      // v1+
-  std::vector<SupportedFeatureKey> supported_features;    // v3+, tag 0
-  std::int64_t finalized_features_epoch = -1;             // v3+, tag 1
-  std::vector<FinalizedFeatureKey> finalized_features;    // v3+, tag 2
-  bool zk_migration_ready = false;                        // v3+, tag 3
+  std::int32_t throttle_time_ms = 0;                    // v1+
+  std::vector<SupportedFeatureKey> supported_features;  // v3+, tag 0
+  std::int64_t finalized_features_epoch = -1;           // v3+, tag 1
+  std::vector<FinalizedFeatureKey> finalized_features;  // v3+, tag 2
+  bool zk_migration_ready = false;                      // v3+, tag 3
   RawTaggedFields unknown_tags;
 
   bool operator==(const ApiVersionsResponse&) const = default;
@@ -110,8 +110,7 @@ struct ApiVersionsResponse {
         field("api_keys", &S::api_keys, kAll),
         field("throttle_time_ms", &S::throttle_time_ms, since(1)),
         field("supported_features", &S::supported_features, since(3)).tagged_as(0, since(3)),
-        field("finalized_features_epoch", &S::finalized_features_epoch, since(3))
-            .tagged_as(1, since(3)),
+        field("finalized_features_epoch", &S::finalized_features_epoch, since(3)).tagged_as(1, since(3)),
         field("finalized_features", &S::finalized_features, since(3)).tagged_as(2, since(3)),
         field("zk_migration_ready", &S::zk_migration_ready, since(3)).tagged_as(3, since(3)),
     };

@@ -97,9 +97,7 @@ struct FetchRequest {
   static constexpr auto fields() {
     using S = FetchRequest;
     return std::tuple{
-        field("cluster_id", &S::cluster_id, since(12))
-            .nullable_in(since(12))
-            .tagged_as(0, since(12)),
+        field("cluster_id", &S::cluster_id, since(12)).nullable_in(since(12)).tagged_as(0, since(12)),
         field("replica_id", &S::replica_id, between(0, 14)),
         field("max_wait_ms", &S::max_wait_ms, kAll),
         field("min_bytes", &S::min_bytes, kAll),
@@ -188,8 +186,7 @@ struct FetchPartitionData {
   FetchSnapshotId snapshot_id;           // v12+, tag 2
   // v4+, nullable. Kafka gives no JSON default, so its generated default (an
   // empty list, not null) is kept.
-  std::optional<std::vector<FetchAbortedTransaction>> aborted_transactions =
-      std::vector<FetchAbortedTransaction>{};
+  std::optional<std::vector<FetchAbortedTransaction>> aborted_transactions = std::vector<FetchAbortedTransaction>{};
   std::int32_t preferred_read_replica = -1;  // v11+ (KIP-392)
   RecordsView records;                       // nullable in every version
   RawTaggedFields unknown_tags;

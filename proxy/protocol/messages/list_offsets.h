@@ -89,10 +89,8 @@ struct ListOffsetsPartitionResponse {
   static constexpr auto fields() {
     using S = ListOffsetsPartitionResponse;
     return std::tuple{
-        field("partition_index", &S::partition_index, kAll),
-        field("error_code", &S::error_code, kAll),
-        field("timestamp", &S::timestamp, since(1)),
-        field("offset", &S::offset, since(1)),
+        field("partition_index", &S::partition_index, kAll), field("error_code", &S::error_code, kAll),
+        field("timestamp", &S::timestamp, since(1)),         field("offset", &S::offset, since(1)),
         field("leader_epoch", &S::leader_epoch, since(4)),
     };
   }

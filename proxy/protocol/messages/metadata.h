@@ -49,10 +49,8 @@ struct MetadataRequest {
     return std::tuple{
         field("topics", &S::topics, kAll).nullable_in(since(1)),
         field("allow_auto_topic_creation", &S::allow_auto_topic_creation, since(4)),
-        field("include_cluster_authorized_operations", &S::include_cluster_authorized_operations,
-              between(8, 10)),
-        field("include_topic_authorized_operations", &S::include_topic_authorized_operations,
-              since(8)),
+        field("include_cluster_authorized_operations", &S::include_cluster_authorized_operations, between(8, 10)),
+        field("include_topic_authorized_operations", &S::include_topic_authorized_operations, since(8)),
     };
   }
 };
@@ -135,7 +133,7 @@ struct MetadataResponse {
   std::int32_t controller_id = -1;        // v1+
   std::vector<MetadataResponseTopic> topics;
   std::int32_t cluster_authorized_operations = kAuthorizedOperationsOmitted;  // v8-10
-  ErrorCode error_code = ErrorCode::kNone;  // v13+ (KIP-1102), after topics
+  ErrorCode error_code = ErrorCode::kNone;                                    // v13+ (KIP-1102), after topics
   RawTaggedFields unknown_tags;
 
   bool operator==(const MetadataResponse&) const = default;

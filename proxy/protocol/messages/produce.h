@@ -88,8 +88,7 @@ struct BatchIndexAndErrorMessage {
     using S = BatchIndexAndErrorMessage;
     return std::tuple{
         field("batch_index", &S::batch_index, since(8)),
-        field("batch_index_error_message", &S::batch_index_error_message, since(8))
-            .nullable_in(since(8)),
+        field("batch_index_error_message", &S::batch_index_error_message, since(8)).nullable_in(since(8)),
     };
   }
 };
@@ -114,11 +113,11 @@ struct ProducePartitionResponse {
   std::int32_t index = 0;
   ErrorCode error_code = ErrorCode::kNone;
   std::int64_t base_offset = 0;
-  std::int64_t log_append_time_ms = -1;  // v2+
-  std::int64_t log_start_offset = -1;    // v5+
-  std::vector<BatchIndexAndErrorMessage> record_errors;  // v8+
-  std::optional<std::string> error_message;              // v8+
-  LeaderIdAndEpoch current_leader;                       // v10+, tag 0
+  std::int64_t log_append_time_ms = -1;                                     // v2+
+  std::int64_t log_start_offset = -1;                                       // v5+
+  std::vector<BatchIndexAndErrorMessage> record_errors;                     // v8+
+  std::optional<std::string> error_message;                                 // v8+
+  LeaderIdAndEpoch current_leader;                                          // v10+, tag 0
   std::int32_t producer_state_batches_to_retain = kDefaultBatchesToRetain;  // v14+, tag 1
   RawTaggedFields unknown_tags;
 
@@ -134,8 +133,7 @@ struct ProducePartitionResponse {
         field("record_errors", &S::record_errors, since(8)),
         field("error_message", &S::error_message, since(8)).nullable_in(since(8)),
         field("current_leader", &S::current_leader, since(10)).tagged_as(0, since(10)),
-        field("producer_state_batches_to_retain", &S::producer_state_batches_to_retain,
-              since(kProduceWindowVersion))
+        field("producer_state_batches_to_retain", &S::producer_state_batches_to_retain, since(kProduceWindowVersion))
             .tagged_as(kProducerStateBatchesToRetainTag, since(kProduceWindowVersion)),
     };
   }
@@ -183,7 +181,7 @@ struct ProduceResponse {
   static constexpr std::int16_t kFlexibleSince = 9;
 
   std::vector<ProduceTopicResponse> responses;
-  std::int32_t throttle_time_ms = 0;     // v1+
+  std::int32_t throttle_time_ms = 0;         // v1+
   std::vector<NodeEndpoint> node_endpoints;  // v10+, tag 0
   RawTaggedFields unknown_tags;
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "proxy/protocol/api_key.h"
 #include "proxy/base/bytes.h"
+#include "proxy/protocol/api_key.h"
 #include "proxy/protocol/error_code.h"
 #include "proxy/protocol/schema.h"
 

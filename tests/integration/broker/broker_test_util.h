@@ -39,9 +39,8 @@ inline Bytes make_batch(const BatchSpec& s) {
   return builder.build();
 }
 
-inline ProduceRequest produce_request(const std::string& topic, std::int32_t partition,
-                                      const Bytes& records, std::int16_t acks = -1,
-                                      Uuid topic_id = {}) {
+inline ProduceRequest produce_request(const std::string& topic, std::int32_t partition, const Bytes& records,
+                                      std::int16_t acks = -1, Uuid topic_id = {}) {
   ProduceRequest req;
   req.acks = acks;
   req.timeout_ms = 30000;
@@ -56,9 +55,8 @@ inline ProduceRequest produce_request(const std::string& topic, std::int32_t par
 
 // Sends one batch to `broker` as a Produce of `version`; the watchdog tokens
 // are released at once (the response is "written").
-inline ProducePartitionResponse produce(ClusterState& cluster, BrokerId broker,
-                                        const std::string& topic, std::int32_t partition,
-                                        const Bytes& batch, std::int16_t version = 9) {
+inline ProducePartitionResponse produce(ClusterState& cluster, BrokerId broker, const std::string& topic,
+                                        std::int32_t partition, const Bytes& batch, std::int16_t version = 9) {
   Topic* t = cluster.topic(topic);
   ProduceRequest req = produce_request(topic, partition, batch, -1, t ? t->id : Uuid{});
   ProduceResult result = handle_produce(cluster, broker, req, version);

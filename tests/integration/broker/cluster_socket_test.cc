@@ -37,8 +37,7 @@ class ClusterOverSockets : public ::testing::Test {
   // Produces one batch and returns the partition response.
   std::optional<ProducePartitionResponse> produce_via(BlockingClient& c, const std::string& topic,
                                                       std::int32_t partition, const BatchSpec& spec,
-                                                      std::int16_t version = 14,
-                                                      std::int32_t corr = 1,
+                                                      std::int16_t version = 14, std::int32_t corr = 1,
                                                       std::chrono::milliseconds timeout = 5s) {
     const Bytes batch = make_batch(spec);
     const auto info = cluster_.partition_info(topic, partition);
@@ -63,8 +62,8 @@ TEST_F(ClusterOverSockets, ApiVersionsListsRangesAndLegacyStopsProduceAtV13) {
     ASSERT_TRUE(resp);
     EXPECT_EQ(corr, 7);
     EXPECT_EQ(resp->error_code, ErrorCode::kNone);
-    auto produce = std::find_if(resp->api_keys.begin(), resp->api_keys.end(),
-                                [](const auto& k) { return k.api_key == 0; });
+    auto produce =
+        std::find_if(resp->api_keys.begin(), resp->api_keys.end(), [](const auto& k) { return k.api_key == 0; });
     ASSERT_NE(produce, resp->api_keys.end());
     EXPECT_EQ(produce->min_version, 3);
     EXPECT_EQ(produce->max_version, b == 3 ? 13 : 14) << "broker " << b;
@@ -74,7 +73,7 @@ TEST_F(ClusterOverSockets, ApiVersionsListsRangesAndLegacyStopsProduceAtV13) {
 TEST_F(ClusterOverSockets, TooNewApiVersionsIsAnsweredInTheV0Layout) {
   BlockingClient c(cluster_.port(1));
   ASSERT_TRUE(c.send(ApiVersionsRequest{}, 4, 9));  // we advertise up to v3
-  auto resp = c.receive<ApiVersionsResponse>(0);   // KIP-511: v0 layout, our ranges
+  auto resp = c.receive<ApiVersionsResponse>(0);    // KIP-511: v0 layout, our ranges
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->error_code, ErrorCode::kUnsupportedVersion);
   EXPECT_GE(resp->api_keys.size(), 6u);
@@ -84,8 +83,7 @@ TEST_F(ClusterOverSockets, MetadataCarriesTopicIdsLeaderEpochsAndNoAutoCreate) {
   ASSERT_TRUE(cluster_.move_leader("t5", 0, 2));
   BlockingClient c(cluster_.port(1));
   MetadataRequest req;
-  req.topics = std::vector<MetadataRequestTopic>{{{}, std::string("t5"), {}},
-                                                 {{}, std::string("nope"), {}}};
+  req.topics = std::vector<MetadataRequestTopic>{{{}, std::string("t5"), {}}, {{}, std::string("nope"), {}}};
   ASSERT_TRUE(c.send(req, 12, 1));
   auto resp = c.receive<MetadataResponse>(12);
   ASSERT_TRUE(resp);
@@ -118,8 +116,7 @@ TEST_F(ClusterOverSockets, ProduceV14CarriesTheTopicWindowOnTheWire) {
   ASSERT_EQ(leader, 1);
   BlockingClient c(cluster_.port(leader));
   const Bytes batch = make_batch({.sequence = 0, .records = 3});
-  ASSERT_TRUE(c.send(produce_request("new20", 0, batch, -1, cluster_.partition_info("new20", 0)->topic_id),
-                     14, 5));
+  ASSERT_TRUE(c.send(produce_request("new20", 0, batch, -1, cluster_.partition_info("new20", 0)->topic_id), 14, 5));
   auto frame = c.receive_frame(5s);
   ASSERT_TRUE(frame);
   // PartitionProduceResponse tag 1 = 20, bytes 01 04 00 00 00 14 (docs/design/PIPELINE.md B).

@@ -58,8 +58,8 @@ TEST_F(DedupRules, DuplicateWithinWindowGetsOriginalOffsetAndIsNotAppended) {
 TEST_F(DedupRules, DuplicateMatchesOnTheExactRangeNotThePayload) {
   send_batches("t5", kT5Leader, 2);
   // Same (first, last) sequence range, other bytes: still a duplicate (D.2 5a).
-  auto same_range = produce(cluster_, kT5Leader, "t5", 0,
-                            make_batch({.sequence = 2, .records = 2, .value_prefix = "other"}));
+  auto same_range =
+      produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = 2, .records = 2, .value_prefix = "other"}));
   EXPECT_EQ(same_range.error_code, ErrorCode::kNone);
   EXPECT_EQ(same_range.base_offset, 2);
   // An overlapping but different range is no duplicate: out of order.
@@ -84,8 +84,7 @@ TEST_F(DedupRules, GapIsOutOfOrderAndNothingIsAppended) {
   EXPECT_EQ(gap.error_code, ErrorCode::kOutOfOrderSequenceNumber);
   EXPECT_EQ(gap.log_start_offset, 0);  // set for log-layer errors (KAFKA-5793)
   EXPECT_EQ(partition_of(cluster_, "t5", 0).log.record_count(), 4);
-  EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = 4})).error_code,
-            ErrorCode::kNone);
+  EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = 4})).error_code, ErrorCode::kNone);
 }
 
 TEST_F(DedupRules, EpochBumpResetsSequencesAndFencesTheOldEpoch) {
@@ -99,9 +98,7 @@ TEST_F(DedupRules, EpochBumpResetsSequencesAndFencesTheOldEpoch) {
   // The old epoch is fenced, retries of its batches included.
   EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, make_batch({.epoch = 0, .sequence = 6})).error_code,
             ErrorCode::kInvalidProducerEpoch);
-  EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0,
-                    make_batch({.epoch = 0, .sequence = 4, .records = 2}))
-                .error_code,
+  EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, make_batch({.epoch = 0, .sequence = 4, .records = 2})).error_code,
             ErrorCode::kInvalidProducerEpoch);
   // The new epoch forgot the old epoch's batches: its own retry dedups.
   auto retry = produce(cluster_, kT5Leader, "t5", 0, make_batch({.epoch = 1, .sequence = 0}));
@@ -178,8 +175,7 @@ TEST_F(DedupRules, LegacyBrokerKeepsFiveWhateverTheTopicSays) {
 
 TEST_F(DedupRules, SequenceWrapsAfterInt32Max) {
   // 2.5-4.4 accept any first sequence without state (KIP-360).
-  auto first = produce(cluster_, kT5Leader, "t5", 0,
-                       make_batch({.sequence = INT32_MAX - 1, .records = 3}));  // ..., 0
+  auto first = produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = INT32_MAX - 1, .records = 3}));  // ..., 0
   ASSERT_EQ(first.error_code, ErrorCode::kNone);
   EXPECT_EQ(partition_of(cluster_, "t5", 0).log.records().back().sequence, 0);
   EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = 1})).error_code, ErrorCode::kNone);
@@ -198,18 +194,14 @@ TEST_F(DedupRules, BadCrcIsCorruptMessageAndTwoBatchesInvalidRecord) {
   EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, two).error_code, ErrorCode::kInvalidRecord);
   EXPECT_EQ(partition_of(cluster_, "t5", 0).log.record_count(), 0);
   // Producer id without a sequence.
-  EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = -1})).error_code,
-            ErrorCode::kInvalidRecord);
+  EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = -1})).error_code, ErrorCode::kInvalidRecord);
   // zstd needs Produce v7 (KIP-110).
-  EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0,
-                    make_batch({.compression = CompressionCodec::kZstd}), 6)
-                .error_code,
+  EXPECT_EQ(produce(cluster_, kT5Leader, "t5", 0, make_batch({.compression = CompressionCodec::kZstd}), 6).error_code,
             ErrorCode::kUnsupportedCompressionType);
 }
 
 TEST_F(DedupRules, CompressedBatchesAreDecodedForInspection) {
-  auto r = produce(cluster_, kT5Leader, "t5", 0,
-                   make_batch({.records = 3, .compression = CompressionCodec::kLz4}));
+  auto r = produce(cluster_, kT5Leader, "t5", 0, make_batch({.records = 3, .compression = CompressionCodec::kLz4}));
   ASSERT_EQ(r.error_code, ErrorCode::kNone);
   const auto& recs = partition_of(cluster_, "t5", 0).log.records();
   ASSERT_EQ(recs.size(), 3u);
@@ -267,13 +259,10 @@ TEST_P(NoStateRules, FirstSequenceWithoutState) {
   ClusterState cluster(o, 1);
   if (c.ever_written) {
     // Another producer wrote to the partition before.
-    ASSERT_EQ(produce(cluster, 1, "t", 0, make_batch({.producer_id = 7, .sequence = 0})).error_code,
-              ErrorCode::kNone);
+    ASSERT_EQ(produce(cluster, 1, "t", 0, make_batch({.producer_id = 7, .sequence = 0})).error_code, ErrorCode::kNone);
   }
-  EXPECT_EQ(produce(cluster, 1, "t", 0, make_batch({.sequence = 42})).error_code, c.expected)
-      << to_string(c.rule);
-  EXPECT_EQ(produce(cluster, 1, "t", 0, make_batch({.producer_id = 99, .sequence = 0})).error_code,
-            ErrorCode::kNone);
+  EXPECT_EQ(produce(cluster, 1, "t", 0, make_batch({.sequence = 42})).error_code, c.expected) << to_string(c.rule);
+  EXPECT_EQ(produce(cluster, 1, "t", 0, make_batch({.producer_id = 99, .sequence = 0})).error_code, ErrorCode::kNone);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -293,8 +282,7 @@ TEST(DedupRules011, OnlyTheLastBatchIsRetained) {
     ASSERT_EQ(produce(cluster, 1, "t", 0, make_batch({.sequence = i})).error_code, ErrorCode::kNone);
   }
   EXPECT_EQ(produce(cluster, 1, "t", 0, make_batch({.sequence = 2})).base_offset, 2);
-  EXPECT_EQ(produce(cluster, 1, "t", 0, make_batch({.sequence = 1})).error_code,
-            ErrorCode::kDuplicateSequenceNumber);
+  EXPECT_EQ(produce(cluster, 1, "t", 0, make_batch({.sequence = 1})).error_code, ErrorCode::kDuplicateSequenceNumber);
 }
 
 TEST(InitProducerId, AllocatesThenBumpsAKnownEpoch) {

@@ -60,8 +60,7 @@ void on_error(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   counts->fatal = std::string(reason) + ": " + fatal;
 }
 
-rd_kafka_t* make_producer(const std::string& bootstrap, const char* batch_messages,
-                          DeliveryCounts& counts) {
+rd_kafka_t* make_producer(const std::string& bootstrap, const char* batch_messages, DeliveryCounts& counts) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
   const std::pair<const char*, const char*> settings[] = {
@@ -123,10 +122,9 @@ std::vector<int> produce_all(const std::string& bootstrap, int records, const ch
     const int p = i % kPartitions;
     const std::string value = std::to_string(p) + ":" + std::to_string(next_in_partition[p]++);
     for (int attempt = 0;; ++attempt) {
-      const rd_kafka_resp_err_t err = rd_kafka_producev(
-          rk, RD_KAFKA_V_TOPIC(kTopic), RD_KAFKA_V_PARTITION(p),
-          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      const rd_kafka_resp_err_t err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(kTopic), RD_KAFKA_V_PARTITION(p),
+                                                        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                                                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       EXPECT_EQ(err, RD_KAFKA_RESP_ERR__QUEUE_FULL) << rd_kafka_err2str(err);
       if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || attempt > 10000) break;
@@ -153,11 +151,10 @@ std::string describe_batches_around(const TestCluster& cluster, int partition, s
   std::string out;
   for (const auto& b : cluster.batches(kTopic, partition)) {
     if (b.last_offset() < offset - 400 || b.base_offset > offset + 400) continue;
-    out += "  offsets " + std::to_string(b.base_offset) + "-" + std::to_string(b.last_offset()) +
-           " pid " + std::to_string(b.producer_id) + " epoch " + std::to_string(b.producer_epoch) +
-           " seq " + std::to_string(b.base_sequence) + "-" +
-           std::to_string(b.base_sequence + b.last_offset_delta) + " by broker " +
-           std::to_string(b.leader) + " (leader epoch " + std::to_string(b.leader_epoch) + ")\n";
+    out += "  offsets " + std::to_string(b.base_offset) + "-" + std::to_string(b.last_offset()) + " pid " +
+           std::to_string(b.producer_id) + " epoch " + std::to_string(b.producer_epoch) + " seq " +
+           std::to_string(b.base_sequence) + "-" + std::to_string(b.base_sequence + b.last_offset_delta) +
+           " by broker " + std::to_string(b.leader) + " (leader epoch " + std::to_string(b.leader_epoch) + ")\n";
   }
   return out;
 }
@@ -173,14 +170,13 @@ void expect_exactly_once(const TestCluster& cluster, const std::vector<int>& pro
     std::set<std::tuple<std::int64_t, std::int16_t, std::int32_t>> seen;
     for (const auto& r : records) {
       ASSERT_TRUE(seen.emplace(r.producer_id, r.producer_epoch, r.sequence).second)
-          << "partition " << p << " offset " << r.offset << ": sequence " << r.sequence
-          << " of epoch " << r.producer_epoch << " appended twice";
+          << "partition " << p << " offset " << r.offset << ": sequence " << r.sequence << " of epoch "
+          << r.producer_epoch << " appended twice";
     }
     for (std::size_t k = 0; k < records.size(); ++k) {
       const std::string want = std::to_string(p) + ":" + std::to_string(k);
       const std::string got(records[k].value->begin(), records[k].value->end());
-      ASSERT_EQ(got, want) << "partition " << p << " offset " << records[k].offset
-                           << ": duplicate, gap or reordering\n"
+      ASSERT_EQ(got, want) << "partition " << p << " offset " << records[k].offset << ": duplicate, gap or reordering\n"
                            << describe_batches_around(cluster, p, records[k].offset);
       ASSERT_EQ(records[k].offset, static_cast<std::int64_t>(k));
     }
@@ -253,8 +249,8 @@ TEST(RdkafkaExactlyOnce, HundredThousandRecordsUnderDroppedResponsesAndLeaderFli
   const ClusterStats stats = cluster.stats();
   EXPECT_EQ(stats.total_records(), kRecords);
   std::cout << "[ measured ] " << stats.total_records() << " records in "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(produced_in).count()
-            << " ms; " << flips << " leader flips; duplicates recognised: " << stats.total_duplicates()
+            << std::chrono::duration_cast<std::chrono::milliseconds>(produced_in).count() << " ms; " << flips
+            << " leader flips; duplicates recognised: " << stats.total_duplicates()
             << "; window violations: " << stats.total_window_violations()
             << "; max in flight per partition: " << stats.max_inflight() << "\n";
   EXPECT_GT(stats.total_duplicates(), 0) << "the dropped responses should have caused retries";
@@ -266,21 +262,18 @@ TEST(RdkafkaExactlyOnce, HundredThousandRecordsUnderDroppedResponsesAndLeaderFli
   ASSERT_EQ(expected.size(), static_cast<std::size_t>(kRecords));
 
   // kcat (librdkafka's consumer) through ListOffsets and Fetch.
-  auto kcat = testing::run_command({"kcat", "-C", "-b", bootstrap, "-t", kTopic, "-o", "beginning",
-                                    "-e", "-q", "-f", "%p %o %s\\n"},
-                                   30, true);
+  auto kcat = testing::run_command(
+      {"kcat", "-C", "-b", bootstrap, "-t", kTopic, "-o", "beginning", "-e", "-q", "-f", "%p %o %s\\n"}, 30, true);
   EXPECT_EQ(kcat.exit_code, 0);
   EXPECT_EQ(by_partition(testing::lines_of(kcat.out)), by_partition(expected)) << "kcat disagrees";
 
   // kafka-python, an independent implementation of the consumer side.
-  auto python = testing::run_command({"/usr/bin/python3",
-                                      std::string(PP_SOURCE_DIR) +
-                                          "/tests/integration/broker/read_log_kafka_python.py",
-                                      bootstrap, kTopic, "25"},
-                                     30);
+  auto python = testing::run_command(
+      {"/usr/bin/python3", std::string(PP_SOURCE_DIR) + "/tests/integration/broker/read_log_kafka_python.py", bootstrap,
+       kTopic, "25"},
+      30);
   EXPECT_EQ(python.exit_code, 0);
-  EXPECT_EQ(by_partition(testing::lines_of(python.out)), by_partition(expected))
-      << "kafka-python disagrees";
+  EXPECT_EQ(by_partition(testing::lines_of(python.out)), by_partition(expected)) << "kafka-python disagrees";
   cluster.stop();
 }
 
@@ -292,17 +285,15 @@ TEST(RdkafkaExactlyOnce, SilentlyDroppedResponsesAreRetriedAfterTheTimeoutAndDed
   constexpr int kRecords = 20'000;
   TestCluster cluster(three_brokers(7));
   cluster.start();
-  const std::vector<int> produced = produce_all(cluster.bootstrap(), kRecords, "200", [&] {
-    ASSERT_TRUE(cluster.drop_responses(0.05, DropMode::kSilent));
-  });
+  const std::vector<int> produced = produce_all(cluster.bootstrap(), kRecords, "200",
+                                                [&] { ASSERT_TRUE(cluster.drop_responses(0.05, DropMode::kSilent)); });
   ASSERT_TRUE(cluster.drop_responses(0.0));
   expect_exactly_once(cluster, produced);
   const ClusterStats stats = cluster.stats();
   EXPECT_EQ(stats.total_records(), kRecords);
   EXPECT_GT(stats.total_duplicates(), 0);
   EXPECT_EQ(stats.total_window_violations(), 0);
-  std::cout << "[ measured ] silent drops: duplicates recognised: " << stats.total_duplicates()
-            << "\n";
+  std::cout << "[ measured ] silent drops: duplicates recognised: " << stats.total_duplicates() << "\n";
 }
 
 }  // namespace

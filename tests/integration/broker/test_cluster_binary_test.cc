@@ -24,8 +24,7 @@ const std::string kBinary = TEST_CLUSTER_BINARY;
 std::vector<std::uint16_t> ports_of(const std::string& bootstrap_line) {
   std::vector<std::uint16_t> ports;
   const std::regex hostport("127\\.0\\.0\\.1:([0-9]+)");
-  for (std::sregex_iterator it(bootstrap_line.begin(), bootstrap_line.end(), hostport), end;
-       it != end; ++it) {
+  for (std::sregex_iterator it(bootstrap_line.begin(), bootstrap_line.end(), hostport), end; it != end; ++it) {
     ports.push_back(static_cast<std::uint16_t>(std::stoi((*it)[1])));
   }
   return ports;
@@ -33,8 +32,7 @@ std::vector<std::uint16_t> ports_of(const std::string& bootstrap_line) {
 
 // The JSON object of one partition in a `stats` line.
 std::string partition_json(const std::string& stats, const std::string& topic, int partition) {
-  const std::string key =
-      "{\"topic\":\"" + topic + "\",\"partition\":" + std::to_string(partition) + ",";
+  const std::string key = "{\"topic\":\"" + topic + "\",\"partition\":" + std::to_string(partition) + ",";
   const auto at = stats.find(key);
   if (at == std::string::npos) return {};
   return stats.substr(at, stats.find('}', at) - at + 1);
@@ -60,8 +58,8 @@ class TestClusterBinary : public ::testing::Test {
     return resp ? resp->topics.at(0).topic_id : Uuid{};
   }
 
-  ChildProcess child_{{kBinary, "--brokers", "3", "--topic", "new20:4:20", "--topic", "legacy:2",
-                       "--legacy-brokers", "1", "--seed", "11"}};
+  ChildProcess child_{{kBinary, "--brokers", "3", "--topic", "new20:4:20", "--topic", "legacy:2", "--legacy-brokers",
+                       "1", "--seed", "11"}};
   std::vector<std::uint16_t> ports_;
 };
 
@@ -74,8 +72,7 @@ TEST_F(TestClusterBinary, Kip1269WalkThrough) {
   EXPECT_EQ(partition_json(*stats, "new20", 0),
             "{\"topic\":\"new20\",\"partition\":0,\"leader\":1,\"leader_epoch\":0,\"retain\":20,"
             "\"records\":0,\"duplicates\":0,\"max_inflight\":0,\"window_violations\":0}");
-  EXPECT_NE(partition_json(*stats, "new20", 2).find("\"leader\":3,\"leader_epoch\":0,\"retain\":5"),
-            std::string::npos);
+  EXPECT_NE(partition_json(*stats, "new20", 2).find("\"leader\":3,\"leader_epoch\":0,\"retain\":5"), std::string::npos);
   EXPECT_NE(partition_json(*stats, "legacy", 1).find("\"retain\":5"), std::string::npos);
 
   // A KIP-1269 broker announces RETAIN 20 in Produce v14...
@@ -101,21 +98,17 @@ TEST_F(TestClusterBinary, Kip1269WalkThrough) {
 
   stats = child_.command("stats");
   ASSERT_TRUE(stats);
-  EXPECT_NE(partition_json(*stats, "new20", 0).find("\"records\":3,\"duplicates\":1"),
-            std::string::npos)
-      << *stats;
+  EXPECT_NE(partition_json(*stats, "new20", 0).find("\"records\":3,\"duplicates\":1"), std::string::npos) << *stats;
   EXPECT_NE(partition_json(*stats, "new20", 2).find("\"records\":1,"), std::string::npos);
 
   // Leadership moves to the legacy broker: window 5, epoch bumped.
   EXPECT_EQ(child_.command("leader new20 0 3"), "ok");
   stats = child_.command("stats");
-  EXPECT_NE(partition_json(*stats, "new20", 0).find("\"leader\":3,\"leader_epoch\":1,\"retain\":5"),
-            std::string::npos)
+  EXPECT_NE(partition_json(*stats, "new20", 0).find("\"leader\":3,\"leader_epoch\":1,\"retain\":5"), std::string::npos)
       << *stats;
   EXPECT_EQ(child_.command("flip-leaders"), "ok");
   stats = child_.command("stats");
-  EXPECT_NE(partition_json(*stats, "new20", 0).find("\"leader\":1,\"leader_epoch\":2,\"retain\":20"),
-            std::string::npos)
+  EXPECT_NE(partition_json(*stats, "new20", 0).find("\"leader\":1,\"leader_epoch\":2,\"retain\":20"), std::string::npos)
       << *stats;
 
   // Every other control command answers ok, or error with a reason.

@@ -21,8 +21,7 @@ struct HttpResponse {
   std::string body;
 };
 
-inline HttpResponse http_get(std::uint16_t port, const std::string& target,
-                             const std::string& method = "GET",
+inline HttpResponse http_get(std::uint16_t port, const std::string& target, const std::string& method = "GET",
                              std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
   HttpResponse response;
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -31,26 +30,23 @@ inline HttpResponse http_get(std::uint16_t port, const std::string& target,
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{static_cast<time_t>(timeout.count() / 1000),
-             static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     close(fd);
     return response;
   }
-  const std::string request = method + " " + target +
-                              " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                              "\r\nConnection: close\r\n\r\n";
-  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-      static_cast<ssize_t>(request.size())) {
+  const std::string request =
+      method + " " + target + " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nConnection: close\r\n\r\n";
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
     close(fd);
     return response;
   }
   std::string raw;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       close(fd);
       return response;

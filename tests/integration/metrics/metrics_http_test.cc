@@ -45,15 +45,9 @@ TEST_F(MetricsHttpTest, MetricsServesTheRegistryAndPassesPromtool) {
   const auto r = http_get(server_.port(), "/metrics");
   ASSERT_EQ(r.status, 200);
   EXPECT_NE(r.headers.find("text/plain"), std::string::npos) << r.headers;
-  EXPECT_EQ(
-      sample_value(r.body, "produce_proxy_partition_window", {{"topic", "t"}, {"partition", "0"}}),
-      20);
-  EXPECT_EQ(
-      sample_value(r.body, "produce_proxy_inflight_batches", {{"topic", "t"}, {"partition", "0"}}),
-      3);
-  EXPECT_EQ(
-      sample_value(r.body, "produce_proxy_retries_total", {{"error", "NOT_LEADER_OR_FOLLOWER"}}),
-      2);
+  EXPECT_EQ(sample_value(r.body, "produce_proxy_partition_window", {{"topic", "t"}, {"partition", "0"}}), 20);
+  EXPECT_EQ(sample_value(r.body, "produce_proxy_inflight_batches", {{"topic", "t"}, {"partition", "0"}}), 3);
+  EXPECT_EQ(sample_value(r.body, "produce_proxy_retries_total", {{"error", "NOT_LEADER_OR_FOLLOWER"}}), 2);
   EXPECT_EQ(sample_value(r.body, "produce_proxy_upstream_connected", {{"broker", "1"}}), 1);
   EXPECT_EQ(sample_value(r.body, "produce_proxy_buffered_bytes"), 512);
 
@@ -92,8 +86,7 @@ TEST_F(MetricsHttpTest, HealthzTurns503WhileTheLoopIsBlockedAndRecovers) {
   const auto stalled_at = std::chrono::steady_clock::now();
   loop.stall(2500ms);
   testing::HttpResponse r;
-  ASSERT_TRUE(
-      eventually([&] { return (r = http_get(server_.port(), "/healthz")).status == 503; }, 2300ms));
+  ASSERT_TRUE(eventually([&] { return (r = http_get(server_.port(), "/healthz")).status == 503; }, 2300ms));
   EXPECT_GE(std::chrono::steady_clock::now() - stalled_at, 700ms);
   EXPECT_EQ(r.body.rfind("event loop stalled: last heartbeat ", 0), 0u) << r.body;
   EXPECT_EQ(loop.stalls_done(), 0) << "the 503 must come while the loop is blocked";

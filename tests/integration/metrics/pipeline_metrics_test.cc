@@ -84,7 +84,11 @@ TEST_F(PipelineMetrics, WindowRetriesAndInflightFollowThePipeline) {
   // The leader moves: 5 right after, 20 again once the new leader answered.
   ASSERT_TRUE(cluster.move_leader("t", 0, 2).has_value());
   driver_->upstream().request_metadata({"t"});
-  ASSERT_TRUE(run_until([&] { return driver_->producer().partition(TopicPartition{"t", 0})->leader_id() == 2; }, 10000));
+  ASSERT_TRUE(run_until(
+      [&] {
+        return driver_->producer().partition(TopicPartition{"t", 0})->leader_id() == 2;
+      },
+      10000));
   EXPECT_EQ(value("produce_proxy_partition_window", kPartition0), 5);
   EXPECT_EQ(value("produce_proxy_window_resets_total", kPartition0), 1);
   EXPECT_GE(value("produce_proxy_leader_changes_total").value_or(0), 1);

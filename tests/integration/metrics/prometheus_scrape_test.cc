@@ -22,14 +22,12 @@ class PrometheusScrapeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (access(PrometheusServer::kBinary, X_OK) != 0) {
-      FAIL() << PrometheusServer::kBinary
-             << " missing: scripts/setup.sh installs Debian's prometheus";
+      FAIL() << PrometheusServer::kBinary << " missing: scripts/setup.sh installs Debian's prometheus";
     }
   }
 
   // Waits until Prometheus' answer to `promql` is `expected`; returns the last answer.
-  std::string wait_for(const PrometheusServer& prometheus, const std::string& promql,
-                       const std::string& expected) {
+  std::string wait_for(const PrometheusServer& prometheus, const std::string& promql, const std::string& expected) {
     std::string last;
     eventually(
         [&] {
@@ -69,8 +67,7 @@ TEST_F(PrometheusScrapeTest, QueryApiSeesTheWindowAsTheObserverMovesIt) {
   o.on_window(tp, 5);
   answer = wait_for(prometheus, window, "5");
   EXPECT_EQ(PrometheusServer::single_value(answer), "5") << answer;
-  answer = wait_for(prometheus,
-                    R"(produce_proxy_window_resets_total{topic="retain20",partition="0"})", "1");
+  answer = wait_for(prometheus, R"(produce_proxy_window_resets_total{topic="retain20",partition="0"})", "1");
   EXPECT_EQ(PrometheusServer::single_value(answer), "1") << answer;
 
   o.on_window(tp, 20);
@@ -79,8 +76,7 @@ TEST_F(PrometheusScrapeTest, QueryApiSeesTheWindowAsTheObserverMovesIt) {
 
   // Counters by Kafka error name arrive with their label intact.
   for (int i = 0; i < 3; ++i) o.on_retry(ErrorCode::kNotLeaderOrFollower);
-  answer =
-      wait_for(prometheus, R"(produce_proxy_retries_total{error="NOT_LEADER_OR_FOLLOWER"})", "3");
+  answer = wait_for(prometheus, R"(produce_proxy_retries_total{error="NOT_LEADER_OR_FOLLOWER"})", "3");
   EXPECT_EQ(PrometheusServer::single_value(answer), "3") << answer;
 }
 

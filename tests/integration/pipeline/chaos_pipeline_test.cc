@@ -17,8 +17,8 @@ using test_broker::TestClusterOptions;
 std::map<std::int32_t, std::vector<std::string>> consume_with_kcat(const std::string& bootstrap,
                                                                    const std::string& topic) {
   std::map<std::int32_t, std::vector<std::string>> out;
-  const std::string cmd = "timeout 120 kcat -C -q -b " + bootstrap + " -t " + topic +
-                          " -o beginning -e -f '%p %s\\n' 2>/dev/null";
+  const std::string cmd =
+      "timeout 120 kcat -C -q -b " + bootstrap + " -t " + topic + " -o beginning -e -f '%p %s\\n' 2>/dev/null";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return out;
   char line[4096];

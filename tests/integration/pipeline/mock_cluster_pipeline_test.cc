@@ -7,8 +7,8 @@
 
 #include <chrono>
 
-#include "tests/integration/pipeline/driver_fixture.h"
 #include "daemon/mock_cluster.h"
+#include "tests/integration/pipeline/driver_fixture.h"
 
 namespace pp::testing {
 namespace {
@@ -75,8 +75,7 @@ TEST_F(MockClusterPipeline, NegotiatesDownKeepsFiveFollowsLeadersAndDeliversOnce
     }
     ++round;
   });
-  ASSERT_TRUE(run_until([&] { return round >= kRounds && all_completed(); }, 60000))
-      << completed_ << "/" << submitted_;
+  ASSERT_TRUE(run_until([&] { return round >= kRounds && all_completed(); }, 60000)) << completed_ << "/" << submitted_;
   feeder.stop();
   EXPECT_EQ(failed_, 0) << last_error_;
   for (const auto& status : driver_->upstream().broker_status()) {
@@ -87,7 +86,8 @@ TEST_F(MockClusterPipeline, NegotiatesDownKeepsFiveFollowsLeadersAndDeliversOnce
   for (int p = 0; p < kPartitions; ++p) {
     EXPECT_EQ(driver_->producer().partition(TopicPartition{"m", p})->window(), 5);
   }
-  const auto consumed = consume_all(mock.bootstraps(), "m", kPartitions, static_cast<std::size_t>(kRounds) * 20 * kPartitions);
+  const auto consumed =
+      consume_all(mock.bootstraps(), "m", kPartitions, static_cast<std::size_t>(kRounds) * 20 * kPartitions);
   for (int p = 0; p < kPartitions; ++p) {
     const auto& want = expected_[std::make_pair(std::string("m"), p)];
     const auto it = consumed.find(p);

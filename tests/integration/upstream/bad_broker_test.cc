@@ -36,9 +36,8 @@ class BadBroker : public LoopTest {
     options.reconnect_backoff_ms = 20;
     options.reconnect_backoff_max_ms = 100;
     if (address.port == 0) address = broker_->address();
-    connection_ = std::make_unique<BrokerConnection>(
-        &loop_, *deferred_, 7, address, options,
-        [this](BrokerConnection&, Event e) { events_.push_back(e); });
+    connection_ = std::make_unique<BrokerConnection>(&loop_, *deferred_, 7, address, options,
+                                                     [this](BrokerConnection&, Event e) { events_.push_back(e); });
     connection_->connect();
   }
 
@@ -148,9 +147,9 @@ TEST_F(BadBroker, MismatchedCorrelationIdIsAProtocolError) {
   send_metadata();
   ASSERT_TRUE(run_until([&] { return all_called(); }, 2000));
   expect_each_failed_once(ErrorCode::kNetworkException);
-  EXPECT_TRUE(capture_->contains(
-      "response correlation id 2 does not match the oldest outstanding request, Metadata v1 "
-      "(correlation id 1)"));
+  EXPECT_TRUE(
+      capture_->contains("response correlation id 2 does not match the oldest outstanding request, Metadata v1 "
+                         "(correlation id 1)"));
 }
 
 TEST_F(BadBroker, UnsolicitedAnswerClosesTheConnection) {
@@ -299,9 +298,9 @@ TEST_F(BadBroker, RefusedConnectionsWarnOncePerTenSeconds) {
   connect(2000, address);
   ASSERT_TRUE(run_until([&] { return connection_->consecutive_failures() >= 4; }, 3000));
   EXPECT_EQ(capture_->count("warning: broker 7"), 1u);
-  EXPECT_GE(capture_->count("debug: broker 7 (" + address.to_string() +
-                            "): disconnected while connecting: connect failed"),
-            3u);
+  EXPECT_GE(
+      capture_->count("debug: broker 7 (" + address.to_string() + "): disconnected while connecting: connect failed"),
+      3u);
 }
 
 }  // namespace

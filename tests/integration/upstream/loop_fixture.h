@@ -27,8 +27,7 @@ class CaptureSink final : public spdlog::sinks::base_sink<std::mutex> {
   std::size_t count(const std::string& text) {
     std::lock_guard lock(mutex_);
     return static_cast<std::size_t>(std::count_if(
-        lines_.begin(), lines_.end(),
-        [&](const std::string& l) { return l.find(text) != std::string::npos; }));
+        lines_.begin(), lines_.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; }));
   }
   std::vector<std::string> lines() {
     std::lock_guard lock(mutex_);

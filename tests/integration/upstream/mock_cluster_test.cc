@@ -1,6 +1,8 @@
 // Upstream against librdkafka's mock cluster (3 brokers): an independent
 // broker that speaks only old versions (Produce <= v7, Metadata <= v2, no
 // leader epochs) and closes on versions it doesn't know.
+#include "daemon/mock_cluster.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,7 +10,6 @@
 #include "proxy/records/record_batch_builder.h"
 #include "proxy/upstream/upstream.h"
 #include "tests/integration/upstream/loop_fixture.h"
-#include "daemon/mock_cluster.h"
 
 namespace pp::upstream::test {
 namespace {

@@ -46,8 +46,7 @@ class ScriptedBroker {
   }
   template <Message M>
   void respond(const Request& to, const M& body, std::int16_t version = -1) {
-    send_raw(encode_response_frame(to.header.correlation_id,
-                                   version < 0 ? to.header.api_version : version, body));
+    send_raw(encode_response_frame(to.header.correlation_id, version < 0 ? to.header.api_version : version, body));
   }
   void close_connections() {
     for (auto& c : connections_) c->tcp.close();

@@ -3,13 +3,14 @@
 // negotiated, metadata carries leader epochs and topic ids, a v14 Produce
 // sent without a topic id gets it from the cache and its answer gets the
 // name back, with the window the leader announces.
+#include "tests/broker/test_cluster.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "proxy/records/record_batch_builder.h"
 #include "proxy/upstream/upstream.h"
-#include "tests/broker/test_cluster.h"
 #include "tests/integration/upstream/loop_fixture.h"
 
 namespace pp::upstream::test {

@@ -13,8 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 
-std::vector<std::string> errors_of(const std::string& toml,
-                                   std::vector<std::string> overrides = {}) {
+std::vector<std::string> errors_of(const std::string& toml, std::vector<std::string> overrides = {}) {
   return error_lines(parse_settings(toml, "pp.toml", overrides));
 }
 
@@ -80,9 +79,8 @@ TEST(BadConfig, WindowCapBelowFive) {
 TEST(BadConfig, OutOfRange) {
   EXPECT_THAT(errors_of(std::string(kMinimal) + "[producer]\nlinger_ms = -1\n"),
               ElementsAre("pp.toml:4:13: producer.linger_ms = -1 is out of range [0, 600000]"));
-  EXPECT_THAT(
-      errors_of(std::string(kMinimal) + "[listener]\nmax_connections = 0\n"),
-      ElementsAre("pp.toml:4:19: listener.max_connections = 0 is out of range [1, 1000000]"));
+  EXPECT_THAT(errors_of(std::string(kMinimal) + "[listener]\nmax_connections = 0\n"),
+              ElementsAre("pp.toml:4:19: listener.max_connections = 0 is out of range [1, 1000000]"));
 }
 
 TEST(BadConfig, EnumsNameTheirChoices) {
@@ -150,8 +148,7 @@ TEST(BadConfig, ImpossibleCombinations) {
 
 TEST(BadConfig, AKeyThatFailedItsOwnCheckDoesNotCascade) {
   // linger_ms is wrong; the delivery rule, which involves it, stays quiet.
-  EXPECT_THAT(errors_of(std::string(kMinimal) +
-                        "[producer]\nlinger_ms = \"x\"\ndelivery_timeout_ms = 10\n"),
+  EXPECT_THAT(errors_of(std::string(kMinimal) + "[producer]\nlinger_ms = \"x\"\ndelivery_timeout_ms = 10\n"),
               ElementsAre("pp.toml:4:13: producer.linger_ms must be an integer, not a string"));
 }
 
@@ -172,15 +169,13 @@ TEST(BadConfig, SeveralProblemsAtOnceInFileOrderThenSetOrder) {
       "compresion = \"lz4\"\n"                    // 6
       "[log]\n"                                   // 7
       "level = \"verbose\"\n";                    // 8
-  EXPECT_THAT(
-      errors_of(toml, {"producer.batch_bytes=0", "metrics.adress=0.0.0.0:9464"}),
-      ElementsAre(
-          ::testing::StartsWith("pp.toml:4:24: producer.max_partition_window = 3 is below 5"),
-          "pp.toml:5:13: producer.linger_ms must be an integer, not a string",
-          "pp.toml:6:1: unknown key 'producer.compresion'; did you mean 'producer.compression'?",
-          "pp.toml:8:9: log.level = \"verbose\" is not one of trace | debug | info | warn | error",
-          "--set:1:22: producer.batch_bytes = 0 is out of range [1, 16777216]",
-          "--set:2:1: unknown key 'metrics.adress'; did you mean 'metrics.address'?"));
+  EXPECT_THAT(errors_of(toml, {"producer.batch_bytes=0", "metrics.adress=0.0.0.0:9464"}),
+              ElementsAre(::testing::StartsWith("pp.toml:4:24: producer.max_partition_window = 3 is below 5"),
+                          "pp.toml:5:13: producer.linger_ms must be an integer, not a string",
+                          "pp.toml:6:1: unknown key 'producer.compresion'; did you mean 'producer.compression'?",
+                          "pp.toml:8:9: log.level = \"verbose\" is not one of trace | debug | info | warn | error",
+                          "--set:1:22: producer.batch_bytes = 0 is out of range [1, 16777216]",
+                          "--set:2:1: unknown key 'metrics.adress'; did you mean 'metrics.address'?"));
 }
 
 TEST(BadConfig, BadOverrides) {
@@ -195,9 +190,8 @@ TEST(BadConfig, BadOverrides) {
 TEST(BadConfig, UnreadableFile) {
   TempDir dir;
   const std::string missing = dir.path("nope.toml");
-  EXPECT_THAT(
-      error_lines(load_settings({missing, {}})),
-      ElementsAre(missing + ":1:1: cannot read the config file: No such file or directory"));
+  EXPECT_THAT(error_lines(load_settings({missing, {}})),
+              ElementsAre(missing + ":1:1: cannot read the config file: No such file or directory"));
   EXPECT_THAT(error_lines(load_settings({dir.path(""), {}})),
               ElementsAre(dir.path("") + ":1:1: cannot read the config file: Is a directory"));
   if (::geteuid() != 0) {  // root reads a mode-000 file anyway

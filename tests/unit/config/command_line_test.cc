@@ -33,8 +33,7 @@ TEST(CommandLine, EveryOption) {
   ASSERT_TRUE(cli) << cli.error().output;
   EXPECT_EQ(cli->config_path, "/x/pp.toml");
   EXPECT_EQ(cli->overrides,
-            (std::vector<std::string>{"producer.linger_ms=10",
-                                      "upstream.bootstrap_servers=[\"a:1\",\"b:2\"]"}));
+            (std::vector<std::string>{"producer.linger_ms=10", "upstream.bootstrap_servers=[\"a:1\",\"b:2\"]"}));
   EXPECT_EQ(cli->log_level, config::LogLevel::kDebug);
   // --log-level goes last, so it beats the file and any --set log.level.
   EXPECT_EQ(cli->config_source().overrides.back(), "log.level=debug");
@@ -62,11 +61,8 @@ TEST(CommandLine, VersionAndHelpExitZero) {
 }
 
 TEST(CommandLine, UsageErrorsExitTwo) {
-  for (const auto& args : std::vector<std::vector<const char*>>{{"--bogus"},
-                                                                {"--log-level", "loud"},
-                                                                {"--set"},
-                                                                {"--set", "a.b=1", "stray"},
-                                                                {"--config"}}) {
+  for (const auto& args : std::vector<std::vector<const char*>>{
+           {"--bogus"}, {"--log-level", "loud"}, {"--set"}, {"--set", "a.b=1", "stray"}, {"--config"}}) {
     const auto cli = parse(args);
     ASSERT_FALSE(cli) << args.front();
     EXPECT_EQ(cli.error().exit_code, 2) << args.front();
@@ -95,8 +91,7 @@ TEST(CheckConfig, EachBadConfigExitsTwoWithItsMessage) {
   const std::vector<Case> cases = {
       {min + "[producer]\nlingr_ms = 1\n",
        ":4:1: unknown key 'producer.lingr_ms'; did you mean 'producer.linger_ms'?\n"},
-      {min + "[producer]\nlinger_ms = \"1\"\n",
-       ":4:13: producer.linger_ms must be an integer, not a string\n"},
+      {min + "[producer]\nlinger_ms = \"1\"\n", ":4:13: producer.linger_ms must be an integer, not a string\n"},
       {min + "[producer]\nmax_partition_window = 2\n",
        ":4:24: producer.max_partition_window = 2 is below 5, the initial window every partition "
        "starts at (and falls back to on a leader change); the cap cannot be lower\n"},

@@ -29,8 +29,7 @@ TEST(DiffSettings, LiveAndRestartKeysInSchemaOrder) {
   after.upstream.bootstrap_servers = {"kafka-1:9092", "kafka-2:9092"};
   after.listener.address = "0.0.0.0:9092";
   const auto changes = diff_settings(base(), after);
-  EXPECT_THAT(changes, ElementsAre(KeyChange{"listener.address", "\"127.0.0.1:9092\"",
-                                             "\"0.0.0.0:9092\"", false},
+  EXPECT_THAT(changes, ElementsAre(KeyChange{"listener.address", "\"127.0.0.1:9092\"", "\"0.0.0.0:9092\"", false},
                                    KeyChange{"upstream.bootstrap_servers", "[\"kafka-1:9092\"]",
                                              "[\"kafka-1:9092\", \"kafka-2:9092\"]", false},
                                    KeyChange{"producer.linger_ms", "5", "20", true},

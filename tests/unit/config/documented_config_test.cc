@@ -64,8 +64,7 @@ TEST(ExampleConfig, LoadsAndEqualsTheDefaults) {
 }
 
 TEST(ExampleConfig, DocumentsEveryKey) {
-  const std::string text =
-      read_text(std::string(PP_SOURCE_DIR) + "/config/produce-proxy.example.toml");
+  const std::string text = read_text(std::string(PP_SOURCE_DIR) + "/config/produce-proxy.example.toml");
   EXPECT_EQ(keys_written_in(text), schema_keys());
   // Each key has a comment right above it or on its line.
   std::istringstream lines(text);
@@ -73,9 +72,8 @@ TEST(ExampleConfig, DocumentsEveryKey) {
   std::string previous;
   while (std::getline(lines, line)) {
     if (!line.empty() && line[0] != '#' && line[0] != '[' && line.find('=') != std::string::npos) {
-      const bool commented =
-          previous.starts_with("#") || line.find('#') != std::string::npos ||
-          previous.find('=') != std::string::npos;  // a pair like retry_backoff_*
+      const bool commented = previous.starts_with("#") || line.find('#') != std::string::npos ||
+                             previous.find('=') != std::string::npos;  // a pair like retry_backoff_*
       EXPECT_TRUE(commented) << "undocumented: " << line;
     }
     previous = line;

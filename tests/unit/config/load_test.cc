@@ -56,8 +56,7 @@ TEST(ConfigPath, FlagThenEnvironmentThenDefault) {
 
 TEST(LoadSettings, ReadsTheFileNamedByTheEnvironment) {
   TempDir dir;
-  const std::string path =
-      dir.write("pp.toml", std::string(kMinimal) + "[producer]\nlinger_ms = 12\n");
+  const std::string path = dir.write("pp.toml", std::string(kMinimal) + "[producer]\nlinger_ms = 12\n");
   ScopedEnv env(path.c_str());
   const auto s = load_settings({});
   ASSERT_TRUE(s) << format_errors(s.error());
@@ -119,37 +118,33 @@ TEST(Overrides, TomlValuesBareStringsAndCommaLists) {
   EXPECT_FALSE(s->metrics.partition_labels);
   EXPECT_EQ(s->log.level, LogLevel::kWarn);
 
-  const auto bare = parse_settings(
-      "", "pp.toml", std::vector<std::string>{"upstream.bootstrap_servers=k1:9092,k2:9092"});
+  const auto bare =
+      parse_settings("", "pp.toml", std::vector<std::string>{"upstream.bootstrap_servers=k1:9092,k2:9092"});
   ASSERT_TRUE(bare) << format_errors(bare.error());
   EXPECT_EQ(bare->upstream.bootstrap_servers, (std::vector<std::string>{"k1:9092", "k2:9092"}));
   // A number is taken as text for a string key.
-  const auto number =
-      parse_settings(kMinimal, "pp.toml", std::vector<std::string>{"upstream.client_id=42"});
+  const auto number = parse_settings(kMinimal, "pp.toml", std::vector<std::string>{"upstream.client_id=42"});
   ASSERT_TRUE(number);
   EXPECT_EQ(number->upstream.client_id, "42");
 }
 
 TEST(Overrides, LaterWinsAndOverridesBeatTheFile) {
-  const auto s =
-      parse_settings(std::string(kMinimal) + "[producer]\nlinger_ms = 1\n", "pp.toml",
-                     std::vector<std::string>{"producer.linger_ms=2", "producer.linger_ms=3"});
+  const auto s = parse_settings(std::string(kMinimal) + "[producer]\nlinger_ms = 1\n", "pp.toml",
+                                std::vector<std::string>{"producer.linger_ms=2", "producer.linger_ms=3"});
   ASSERT_TRUE(s) << format_errors(s.error());
   EXPECT_EQ(s->producer.linger_ms, 3);
 }
 
 TEST(Overrides, OneValueOnly) {
   // A newline cannot smuggle a second key in: the whole text is then a string.
-  EXPECT_THAT(
-      error_lines(parse_settings(
-          kMinimal, "pp.toml", std::vector<std::string>{"producer.linger_ms=1\nlog.level=\"x\""})),
-      ElementsAre("--set:1:20: producer.linger_ms must be an integer, not a string"));
+  EXPECT_THAT(error_lines(parse_settings(kMinimal, "pp.toml",
+                                         std::vector<std::string>{"producer.linger_ms=1\nlog.level=\"x\""})),
+              ElementsAre("--set:1:20: producer.linger_ms must be an integer, not a string"));
 }
 
 TEST(Overrides, ValueErrorsPointAtTheOverride) {
-  EXPECT_THAT(error_lines(parse_settings(
-                  std::string(kMinimal) + "[producer]\nlinger_ms = 1\n", "pp.toml",
-                  std::vector<std::string>{"log.level=info", "producer.linger_ms=-5"})),
+  EXPECT_THAT(error_lines(parse_settings(std::string(kMinimal) + "[producer]\nlinger_ms = 1\n", "pp.toml",
+                                         std::vector<std::string>{"log.level=info", "producer.linger_ms=-5"})),
               ElementsAre("--set:2:20: producer.linger_ms = -5 is out of range [0, 600000]"));
 }
 
@@ -161,13 +156,12 @@ TEST(LoadSettings, MissingDefaultFileMeansDefaultsAndOverrides) {
   const auto s = load_settings({std::nullopt, {"upstream.bootstrap_servers=[\"embedded\"]"}});
   ASSERT_TRUE(s) << format_errors(s.error());
   EXPECT_TRUE(s->upstream.embedded());
-  EXPECT_THAT(
-      error_lines(load_settings({})),
-      ElementsAre("/etc/produce-proxy/produce-proxy.toml:1:1: upstream.bootstrap_servers "
-                  "is required: the Kafka cluster's [\"host:port\", ...], or [\"embedded\"] "
-                  "for the in-process demo cluster (there is no config file at "
-                  "/etc/produce-proxy/produce-proxy.toml; name one with --config or "
-                  "PRODUCE_PROXY_CONFIG, or use --set)"));
+  EXPECT_THAT(error_lines(load_settings({})),
+              ElementsAre("/etc/produce-proxy/produce-proxy.toml:1:1: upstream.bootstrap_servers "
+                          "is required: the Kafka cluster's [\"host:port\", ...], or [\"embedded\"] "
+                          "for the in-process demo cluster (there is no config file at "
+                          "/etc/produce-proxy/produce-proxy.toml; name one with --config or "
+                          "PRODUCE_PROXY_CONFIG, or use --set)"));
 }
 
 TEST(Schema, KeysAreUniqueAndFindable) {
@@ -178,8 +172,7 @@ TEST(Schema, KeysAreUniqueAndFindable) {
     ASSERT_NE(found, nullptr) << k.full_name();
     EXPECT_EQ(found->full_name(), k.full_name());
   }
-  EXPECT_THAT(all_sections(),
-              ElementsAre("listener", "upstream", "producer", "metrics", "log", "shutdown"));
+  EXPECT_THAT(all_sections(), ElementsAre("listener", "upstream", "producer", "metrics", "log", "shutdown"));
   EXPECT_EQ(find_key("producer", "nope"), nullptr);
 }
 

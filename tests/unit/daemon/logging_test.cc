@@ -20,8 +20,7 @@ TEST(JsonEscape, QuotesBackslashesAndControlCharacters) {
 }
 
 TEST(JsonEscape, KeepsUtf8AndReplacesWhatIsNotUtf8) {
-  EXPECT_EQ(json_escape("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
-            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(json_escape("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
   EXPECT_EQ(json_escape("\xff"), "\\ufffd");
   EXPECT_EQ(json_escape("\xc3"), "\\ufffd");                                   // truncated
   EXPECT_EQ(json_escape("\xc0\xaf"), "\\ufffd\\ufffd");                        // overlong '/'
@@ -33,8 +32,7 @@ TEST(JsonEscape, KeepsUtf8AndReplacesWhatIsNotUtf8) {
 class LoggingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    logger_ = std::make_shared<spdlog::logger>(
-        "upstream", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
+    logger_ = std::make_shared<spdlog::logger>("upstream", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
     spdlog::register_logger(logger_);
   }
   void TearDown() override {

@@ -44,8 +44,8 @@ void expect_our_table(const std::vector<ApiVersionRange>& ranges) {
   EXPECT_EQ(init->min_version, 0);
   EXPECT_EQ(init->max_version, 5);
   EXPECT_EQ(ranges.size(), 6u);
-  EXPECT_TRUE(std::is_sorted(ranges.begin(), ranges.end(),
-                             [](const auto& a, const auto& b) { return a.api_key < b.api_key; }));
+  EXPECT_TRUE(
+      std::is_sorted(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.api_key < b.api_key; }));
 }
 
 TEST(ApiVersionsTable, ServesProduceFromV0AndOnlyWhatTheFrontEndHandles) {

@@ -63,10 +63,13 @@ TEST_F(BackpressureTest, ABurstIsDeliveredCompletelyUnderASmallBudget) {
   ASSERT_TRUE(client->write_raw(burst));
   // Play the pipeline: complete what arrives, in order, a few at a time.
   std::size_t completed = 0;
-  ASSERT_TRUE(test::run_until(&loop_, [&] {
-    while (completed < sink_.submissions.size()) sink_.complete(completed++, 0);
-    return completed == kRequests;
-  }, 10000));
+  ASSERT_TRUE(test::run_until(
+      &loop_,
+      [&] {
+        while (completed < sink_.submissions.size()) sink_.complete(completed++, 0);
+        return completed == kRequests;
+      },
+      10000));
   EXPECT_EQ(frontend_->counters().records_received_total, kRequests * records.size());
   EXPECT_GT(frontend_->counters().backpressure_pauses_total, 0u);
   EXPECT_FALSE(client->eof());

@@ -1,9 +1,9 @@
 // The client dedup rules of proxy/frontend/client_producers.h as a table:
 // each row sets up a partition's history (batches appended, then acknowledged,
 // failed or left in flight) and checks what one more batch gets.
-#include <gtest/gtest.h>
-
 #include "proxy/frontend/client_producers.h"
+
+#include <gtest/gtest.h>
 
 namespace pp {
 namespace {
@@ -32,7 +32,9 @@ constexpr std::int64_t kPid = 1000;
 constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
 
 // Acknowledged batches get base offset 100 * (their first sequence + 1).
-std::int64_t offset_of(std::int32_t first) { return 100 * (static_cast<std::int64_t>(first) + 1); }
+std::int64_t offset_of(std::int32_t first) {
+  return 100 * (static_cast<std::int64_t>(first) + 1);
+}
 
 const std::vector<Row>& rows() {
   using V = BatchVerdict;
@@ -42,32 +44,72 @@ const std::vector<Row>& rows() {
       {"unknown producer at any sequence (Kafka 2.5+: no UNKNOWN_PRODUCER_ID)", {}, 3, 77, 80, V::kAppend},
       {"next in sequence", {{0, 0, 4, Then::kAck}}, 0, 5, 9, V::kAppend},
       {"next while the previous is in flight", {{0, 0, 4, Then::kInFlight}}, 0, 5, 9, V::kAppend},
-      {"retry of an acknowledged batch", {{0, 0, 4, Then::kAck}, {0, 5, 9, Then::kAck}}, 0, 0, 4,
-       V::kDuplicateAcked, E::kNone, offset_of(0)},
-      {"retry of the last acknowledged batch", {{0, 0, 4, Then::kAck}, {0, 5, 9, Then::kAck}}, 0, 5, 9,
-       V::kDuplicateAcked, E::kNone, offset_of(5)},
-      {"retry of a batch in flight", {{0, 0, 4, Then::kAck}, {0, 5, 9, Then::kInFlight}}, 0, 5, 9,
+      {"retry of an acknowledged batch",
+       {{0, 0, 4, Then::kAck}, {0, 5, 9, Then::kAck}},
+       0,
+       0,
+       4,
+       V::kDuplicateAcked,
+       E::kNone,
+       offset_of(0)},
+      {"retry of the last acknowledged batch",
+       {{0, 0, 4, Then::kAck}, {0, 5, 9, Then::kAck}},
+       0,
+       5,
+       9,
+       V::kDuplicateAcked,
+       E::kNone,
+       offset_of(5)},
+      {"retry of a batch in flight",
+       {{0, 0, 4, Then::kAck}, {0, 5, 9, Then::kInFlight}},
+       0,
+       5,
+       9,
        V::kDuplicateInFlight},
-      {"retry of a failed batch is sent again", {{0, 0, 4, Then::kAck}, {0, 5, 9, Then::kFail}}, 0, 5, 9,
-       V::kAppend},
+      {"retry of a failed batch is sent again", {{0, 0, 4, Then::kAck}, {0, 5, 9, Then::kFail}}, 0, 5, 9, V::kAppend},
       {"gap", {{0, 0, 4, Then::kAck}}, 0, 6, 9, V::kReject, E::kOutOfOrderSequenceNumber},
-      {"overlap with other boundaries", {{0, 0, 4, Then::kAck}}, 0, 2, 6, V::kReject,
-       E::kOutOfOrderSequenceNumber},
+      {"overlap with other boundaries", {{0, 0, 4, Then::kAck}}, 0, 2, 6, V::kReject, E::kOutOfOrderSequenceNumber},
       {"retry older than the 5 retained",
-       {{0, 0, 0, Then::kAck}, {0, 1, 1, Then::kAck}, {0, 2, 2, Then::kAck}, {0, 3, 3, Then::kAck},
-        {0, 4, 4, Then::kAck}, {0, 5, 5, Then::kAck}},
-       0, 0, 0, V::kReject, E::kOutOfOrderSequenceNumber},
+       {{0, 0, 0, Then::kAck},
+        {0, 1, 1, Then::kAck},
+        {0, 2, 2, Then::kAck},
+        {0, 3, 3, Then::kAck},
+        {0, 4, 4, Then::kAck},
+        {0, 5, 5, Then::kAck}},
+       0,
+       0,
+       0,
+       V::kReject,
+       E::kOutOfOrderSequenceNumber},
       {"oldest of the 5 retained",
-       {{0, 0, 0, Then::kAck}, {0, 1, 1, Then::kAck}, {0, 2, 2, Then::kAck}, {0, 3, 3, Then::kAck},
-        {0, 4, 4, Then::kAck}, {0, 5, 5, Then::kAck}},
-       0, 1, 1, V::kDuplicateAcked, E::kNone, offset_of(1)},
+       {{0, 0, 0, Then::kAck},
+        {0, 1, 1, Then::kAck},
+        {0, 2, 2, Then::kAck},
+        {0, 3, 3, Then::kAck},
+        {0, 4, 4, Then::kAck},
+        {0, 5, 5, Then::kAck}},
+       0,
+       1,
+       1,
+       V::kDuplicateAcked,
+       E::kNone,
+       offset_of(1)},
       {"stale epoch", {{1, 0, 4, Then::kAck}}, 0, 5, 9, V::kReject, E::kInvalidProducerEpoch},
-      {"retry under a stale epoch of an old in-flight batch", {{0, 0, 4, Then::kInFlight}, {1, 0, 2, Then::kAck}},
-       0, 0, 4, V::kDuplicateInFlight},
+      {"retry under a stale epoch of an old in-flight batch",
+       {{0, 0, 4, Then::kInFlight}, {1, 0, 2, Then::kAck}},
+       0,
+       0,
+       4,
+       V::kDuplicateInFlight},
       {"new epoch at 0", {{0, 0, 4, Then::kAck}}, 1, 0, 3, V::kAppend},
       {"new epoch not at 0", {{0, 0, 4, Then::kAck}}, 1, 5, 9, V::kReject, E::kOutOfOrderSequenceNumber},
-      {"old epoch's batches forgotten after a new epoch", {{0, 0, 4, Then::kAck}, {1, 0, 4, Then::kAck}}, 0, 0, 4,
-       V::kReject, E::kInvalidProducerEpoch},
+      {"old epoch's batches forgotten after a new epoch",
+       {{0, 0, 4, Then::kAck}, {1, 0, 4, Then::kAck}},
+       0,
+       0,
+       4,
+       V::kReject,
+       E::kInvalidProducerEpoch},
       {"sequence wraps after INT32_MAX", {{0, kMax - 4, kMax, Then::kAck}}, 0, 0, 4, V::kAppend},
       {"no wrap elsewhere", {{0, kMax - 4, kMax, Then::kAck}}, 0, 1, 4, V::kReject, E::kOutOfOrderSequenceNumber},
   };
@@ -83,8 +125,10 @@ TEST_P(ClientDedupTable, Verdict) {
   for (const Step& s : row.history) {
     BatchCheck c = producers.check("t", 0, ClientBatch{kPid, s.epoch, s.first, s.last}, now++);
     ASSERT_EQ(c.verdict, BatchVerdict::kAppend) << "history step at sequence " << s.first;
-    if (s.then == Then::kAck) producers.complete(c.handle, ClientBatchOutcome{ErrorCode::kNone, offset_of(s.first), -1, 0, {}});
-    if (s.then == Then::kFail) producers.complete(c.handle, ClientBatchOutcome{ErrorCode::kRequestTimedOut, -1, -1, -1, {}});
+    if (s.then == Then::kAck)
+      producers.complete(c.handle, ClientBatchOutcome{ErrorCode::kNone, offset_of(s.first), -1, 0, {}});
+    if (s.then == Then::kFail)
+      producers.complete(c.handle, ClientBatchOutcome{ErrorCode::kRequestTimedOut, -1, -1, -1, {}});
   }
   BatchCheck c = producers.check("t", 0, ClientBatch{kPid, row.epoch, row.first, row.last}, now);
   EXPECT_EQ(c.verdict, row.verdict);

@@ -96,7 +96,8 @@ TEST_F(ConnectionTest, ADescribedVersionWeCannotServeCloses) {
   EXPECT_TRUE(client->wait_closed());
 }
 
-InitProducerIdResponse init_producer_id(test::TestClient& client, std::int16_t version, const InitProducerIdRequest& r) {
+InitProducerIdResponse init_producer_id(test::TestClient& client, std::int16_t version,
+                                        const InitProducerIdRequest& r) {
   EXPECT_TRUE(client.send(ApiKey::kInitProducerId, version, 11, r));
   auto frame = client.read_frame();
   EXPECT_TRUE(frame);
@@ -199,8 +200,9 @@ TEST_F(ConnectionTest, AClientLeavingWithRequestsPendingStillHasItsRecordsDelive
   ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->open_connections() == 0; }));
   // The sink still owns the run and its bytes; completing it writes nothing.
   EXPECT_EQ(sink_.submissions[0].run.records.size(), 4u);
-  EXPECT_EQ(std::string(sink_.submissions[0].run.records[3].value->begin(), sink_.submissions[0].run.records[3].value->end()),
-            "r-value-3");
+  EXPECT_EQ(
+      std::string(sink_.submissions[0].run.records[3].value->begin(), sink_.submissions[0].run.records[3].value->end()),
+      "r-value-3");
   sink_.complete(0, 9);
   test::run_for(&loop_, 20);
   EXPECT_EQ(frontend_->counters().client_connections, 0);

@@ -140,7 +140,8 @@ inline bool run_until(uv_loop_t* loop, const std::function<bool()>& done, int ti
 }
 
 inline void run_for(uv_loop_t* loop, int ms) {
-  run_until(loop, [] { return false; }, ms);
+  run_until(
+      loop, [] { return false; }, ms);
 }
 
 // A blocking-free Kafka client over a plain socket.
@@ -198,20 +199,26 @@ class TestClient {
   // The next response frame (without its size prefix), or nullopt on timeout or EOF.
   std::optional<Bytes> read_frame(int timeout_ms = 3000) {
     std::optional<Bytes> out;
-    run_until(loop_, [&] {
-      pump();
-      out = take_frame();
-      return out.has_value() || eof_;
-    }, timeout_ms);
+    run_until(
+        loop_,
+        [&] {
+          pump();
+          out = take_frame();
+          return out.has_value() || eof_;
+        },
+        timeout_ms);
     return out;
   }
 
   // True once the server closed the connection (EOF or reset).
   bool wait_closed(int timeout_ms = 3000) {
-    return run_until(loop_, [&] {
-      pump();
-      return eof_;
-    }, timeout_ms);
+    return run_until(
+        loop_,
+        [&] {
+          pump();
+          return eof_;
+        },
+        timeout_ms);
   }
   bool eof() const { return eof_; }
   std::size_t buffered() const { return in_.size(); }
@@ -288,7 +295,8 @@ class FrontendFixture : public ::testing::Test {
     return c;
   }
   bool wait_for_submissions(std::size_t n, int timeout_ms = 3000) {
-    return run_until(&loop_, [&] { return sink_.submissions.size() >= n; }, timeout_ms);
+    return run_until(
+        &loop_, [&] { return sink_.submissions.size() >= n; }, timeout_ms);
   }
 
   uv_loop_t loop_{};

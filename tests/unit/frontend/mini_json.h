@@ -84,11 +84,21 @@ class JsonParser {
       if (i_ >= s_.size()) return false;
       c = s_[i_++];
       switch (c) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
         case 'u': {
           unsigned cp = 0;
           if (!hex4(cp)) return false;
@@ -101,7 +111,8 @@ class JsonParser {
           utf8(out, cp);
           break;
         }
-        default: out += c;
+        default:
+          out += c;
       }
     }
     if (i_ >= s_.size()) return false;

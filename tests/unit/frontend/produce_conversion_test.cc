@@ -1,17 +1,20 @@
 // Produce -> record runs, without sockets: every legacy and v2 format and
 // codec, per-partition errors, and that runs keep their bytes alive.
 // "decision N" cites docs/design/PIPELINE.md.
+#include "proxy/frontend/produce_conversion.h"
+
 #include <gtest/gtest.h>
 
 #include "produce_test_support.h"
-#include "proxy/frontend/produce_conversion.h"
 
 namespace pp {
 namespace {
 
 using test::ProduceEntry;
 
-std::string str(const std::optional<ByteView>& v) { return v ? std::string(v->begin(), v->end()) : "<null>"; }
+std::string str(const std::optional<ByteView>& v) {
+  return v ? std::string(v->begin(), v->end()) : "<null>";
+}
 
 void expect_records(const PartitionProduce& p, const std::vector<test::TestRecord>& want, bool timestamps) {
   ASSERT_EQ(p.error, ErrorCode::kNone) << p.error_message;
@@ -34,9 +37,10 @@ class LegacyMessageSets : public ::testing::TestWithParam<LegacyCase> {};
 TEST_P(LegacyMessageSets, BecomeOneRunPerPartitionWithKeysValuesAndTimestamps) {
   const LegacyCase c = GetParam();
   const auto records = test::numbered_records(5);
-  auto decoded = test::decoded_produce(c.version, 1,
-                                       {{"orders", 0, test::legacy_set(c.magic, c.codec, records)},
-                                        {"orders", 2, test::legacy_set(c.magic, c.codec, test::numbered_records(2, "b"))}});
+  auto decoded =
+      test::decoded_produce(c.version, 1,
+                            {{"orders", 0, test::legacy_set(c.magic, c.codec, records)},
+                             {"orders", 2, test::legacy_set(c.magic, c.codec, test::numbered_records(2, "b"))}});
   auto converted = convert_produce_request(decoded.request, c.version, decoded.frame);
   decoded.frame.reset();
   decoded.request = {};  // only the runs' storage is left holding the bytes
@@ -120,8 +124,8 @@ TEST(ProduceConversion, AnEmptyLegacySetIsAnEmptyRun) {
 
 TEST(ProduceConversion, TransactionsAreRefusedIdempotentBatchesTakenAsRecordsWithTheirIdentity) {
   const auto records = test::numbered_records(3);
-  auto with_txn_id = test::decoded_produce(
-      7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records)}}, std::string("txn-1"));
+  auto with_txn_id = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records)}},
+                                           std::string("txn-1"));
   EXPECT_EQ(convert_produce_request(with_txn_id.request, 7, with_txn_id.frame).partitions[0].error,
             ErrorCode::kTransactionalIdAuthorizationFailed);
 
@@ -130,13 +134,15 @@ TEST(ProduceConversion, TransactionsAreRefusedIdempotentBatchesTakenAsRecordsWit
   txn.producer_epoch = 0;
   txn.base_sequence = 0;
   txn.transactional = true;
-  auto txn_batch = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records, txn)}});
+  auto txn_batch =
+      test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records, txn)}});
   EXPECT_EQ(convert_produce_request(txn_batch.request, 7, txn_batch.frame).partitions[0].error,
             ErrorCode::kTransactionalIdAuthorizationFailed);
 
   RecordBatchBuildOptions idempotent = txn;
   idempotent.transactional = false;
-  auto idem = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kLz4, records, idempotent)}});
+  auto idem =
+      test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kLz4, records, idempotent)}});
   const PartitionProduce converted = convert_produce_request(idem.request, 7, idem.frame).partitions[0];
   expect_records(converted, records, true);
   // Its identity goes to the front end's dedup (ClientProducers).
@@ -160,7 +166,8 @@ TEST(ProduceConversion, AnIdempotentEntryIsOneBatchWithASequence) {
   auto doubled = test::decoded_produce(7, -1, {{"orders", 0, two}});
   EXPECT_EQ(convert_produce_request(doubled.request, 7, doubled.frame).partitions[0].error, ErrorCode::kInvalidRecord);
   o.base_sequence = -1;
-  auto unsequenced = test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records, o)}});
+  auto unsequenced =
+      test::decoded_produce(7, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, records, o)}});
   const PartitionProduce p = convert_produce_request(unsequenced.request, 7, unsequenced.frame).partitions[0];
   EXPECT_EQ(p.error, ErrorCode::kInvalidRecord);
   EXPECT_FALSE(p.client_batch);
@@ -181,10 +188,9 @@ TEST(ProduceConversion, IllegalTopicNamesAreRefused) {
 
 TEST(ProduceConversion, DecompressionIsCappedPerRequest) {
   std::vector<test::TestRecord> big(1, {"k", std::string(64 * 1024, 'x'), 1});
-  auto decoded = test::decoded_produce(
-      7, 1,
-      {{"orders", 0, test::record_batch(CompressionCodec::kGzip, big)},
-       {"orders", 1, test::record_batch(CompressionCodec::kGzip, big)}});
+  auto decoded = test::decoded_produce(7, 1,
+                                       {{"orders", 0, test::record_batch(CompressionCodec::kGzip, big)},
+                                        {"orders", 1, test::record_batch(CompressionCodec::kGzip, big)}});
   ProduceConversionOptions options;
   options.max_decompressed_bytes = 100 * 1024;  // room for the first set only
   auto converted = convert_produce_request(decoded.request, 7, decoded.frame, options);

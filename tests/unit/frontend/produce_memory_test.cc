@@ -20,8 +20,9 @@ Bytes empty_headers_batch(CompressionCodec codec, std::size_t headers = kHeaders
 
 TEST(ProduceMemory, TooManyHeadersAreMessageTooLargeAndNotAllocated) {
   for (CompressionCodec codec : {CompressionCodec::kNone, CompressionCodec::kGzip}) {
-    auto decoded = test::decoded_produce(7, 1, {{"orders", 0, empty_headers_batch(codec)},
-                                                {"orders", 1, test::record_batch(codec, test::numbered_records(3))}});
+    auto decoded = test::decoded_produce(7, 1,
+                                         {{"orders", 0, empty_headers_batch(codec)},
+                                          {"orders", 1, test::record_batch(codec, test::numbered_records(3))}});
     ProduceConversionOptions options;
     options.max_decoded_bytes = 1 << 20;  // 100,000 header views need 4 MB
     auto converted = convert_produce_request(decoded.request, 7, decoded.frame, options);

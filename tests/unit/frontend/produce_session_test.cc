@@ -29,11 +29,14 @@ TEST_F(ProduceSessionTest, ResponsesLeaveInRequestOrderWhateverOrderTheUpstreamC
   auto client = connect();
   // Three pipelined requests; the second has two partitions.
   const auto records = test::numbered_records(2);
-  ASSERT_TRUE(client->write_raw(test::produce_frame(2, 1, 1, {{"orders", 0, test::legacy_set(1, CompressionCodec::kNone, records)}})));
-  ASSERT_TRUE(client->write_raw(test::produce_frame(2, 2, -1,
-                                                    {{"orders", 1, test::legacy_set(1, CompressionCodec::kNone, records)},
-                                                     {"orders", 2, test::legacy_set(1, CompressionCodec::kGzip, records)}})));
-  ASSERT_TRUE(client->write_raw(test::produce_frame(2, 3, 1, {{"events", 0, test::legacy_set(1, CompressionCodec::kNone, records)}})));
+  ASSERT_TRUE(client->write_raw(
+      test::produce_frame(2, 1, 1, {{"orders", 0, test::legacy_set(1, CompressionCodec::kNone, records)}})));
+  ASSERT_TRUE(
+      client->write_raw(test::produce_frame(2, 2, -1,
+                                            {{"orders", 1, test::legacy_set(1, CompressionCodec::kNone, records)},
+                                             {"orders", 2, test::legacy_set(1, CompressionCodec::kGzip, records)}})));
+  ASSERT_TRUE(client->write_raw(
+      test::produce_frame(2, 3, 1, {{"events", 0, test::legacy_set(1, CompressionCodec::kNone, records)}})));
   ASSERT_TRUE(wait_for_submissions(4));
   EXPECT_EQ(sink_.submissions[1].partition, 1);
   EXPECT_EQ(sink_.submissions[2].partition, 2);
@@ -124,8 +127,8 @@ TEST_F(ProduceSessionTest, ErrorsAboutTheProxysOwnProducerReachTheClientAsReques
   start();
   auto client = connect();
   const Bytes set = test::legacy_set(0, CompressionCodec::kNone, test::numbered_records(1));
-  ASSERT_TRUE(client->write_raw(test::produce_frame(
-      0, 1, 1, {{"orders", 0, set}, {"orders", 1, set}, {"orders", 2, set}})));
+  ASSERT_TRUE(
+      client->write_raw(test::produce_frame(0, 1, 1, {{"orders", 0, set}, {"orders", 1, set}, {"orders", 2, set}})));
   ASSERT_TRUE(wait_for_submissions(3));
   sink_.complete(0, 0, ErrorCode::kInvalidProducerEpoch);
   sink_.complete(1, 0, ErrorCode::kUnsupportedVersion);
@@ -161,7 +164,8 @@ TEST_P(LegacyOverSockets, WrappedSetsArriveWholeAtTheSink) {
   start();
   auto client = connect();
   const auto records = test::numbered_records(20);
-  ASSERT_TRUE(client->write_raw(test::produce_frame(c.version, 1, 1, {{"orders", 2, test::legacy_set(c.magic, c.codec, records)}})));
+  ASSERT_TRUE(client->write_raw(
+      test::produce_frame(c.version, 1, 1, {{"orders", 2, test::legacy_set(c.magic, c.codec, records)}})));
   ASSERT_TRUE(wait_for_submissions(1));
   const RecordRun& run = sink_.submissions[0].run;
   ASSERT_EQ(run.records.size(), records.size());
@@ -174,14 +178,12 @@ TEST_P(LegacyOverSockets, WrappedSetsArriveWholeAtTheSink) {
   EXPECT_EQ(response.responses[0].partition_responses[0].base_offset, 40);
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, LegacyOverSockets,
-                         ::testing::Values(LegacyWireCase{0, 0, CompressionCodec::kGzip},
-                                           LegacyWireCase{0, 0, CompressionCodec::kSnappy},
-                                           LegacyWireCase{0, 0, CompressionCodec::kLz4},
-                                           LegacyWireCase{1, 0, CompressionCodec::kLz4},
-                                           LegacyWireCase{2, 1, CompressionCodec::kGzip},
-                                           LegacyWireCase{2, 1, CompressionCodec::kSnappy},
-                                           LegacyWireCase{2, 1, CompressionCodec::kLz4}));
+INSTANTIATE_TEST_SUITE_P(
+    Codecs, LegacyOverSockets,
+    ::testing::Values(LegacyWireCase{0, 0, CompressionCodec::kGzip}, LegacyWireCase{0, 0, CompressionCodec::kSnappy},
+                      LegacyWireCase{0, 0, CompressionCodec::kLz4}, LegacyWireCase{1, 0, CompressionCodec::kLz4},
+                      LegacyWireCase{2, 1, CompressionCodec::kGzip}, LegacyWireCase{2, 1, CompressionCodec::kSnappy},
+                      LegacyWireCase{2, 1, CompressionCodec::kLz4}));
 
 }  // namespace
 }  // namespace pp

@@ -30,8 +30,8 @@ struct TestRecord {
 inline std::vector<TestRecord> numbered_records(int n, const std::string& prefix = "r") {
   std::vector<TestRecord> out;
   for (int i = 0; i < n; ++i) {
-    out.push_back({prefix + "-key-" + std::to_string(i), prefix + "-value-" + std::to_string(i),
-                   1'700'000'000'000 + i});
+    out.push_back(
+        {prefix + "-key-" + std::to_string(i), prefix + "-value-" + std::to_string(i), 1'700'000'000'000 + i});
   }
   return out;
 }

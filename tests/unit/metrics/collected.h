@@ -18,8 +18,8 @@ namespace pp::testing {
 
 using LabelMap = std::map<std::string, std::string>;
 
-inline const prometheus::MetricFamily* family_of(
-    const std::vector<prometheus::MetricFamily>& families, const std::string& name) {
+inline const prometheus::MetricFamily* family_of(const std::vector<prometheus::MetricFamily>& families,
+                                                 const std::string& name) {
   for (const auto& f : families) {
     if (f.name == name) return &f;
   }
@@ -55,9 +55,8 @@ inline std::optional<double> value_of(const prometheus::Registry& registry, cons
   return std::nullopt;
 }
 
-inline const prometheus::ClientMetric::Histogram* histogram_of(
-    const std::vector<prometheus::MetricFamily>& families, const std::string& name,
-    const LabelMap& labels = {}) {
+inline const prometheus::ClientMetric::Histogram* histogram_of(const std::vector<prometheus::MetricFamily>& families,
+                                                               const std::string& name, const LabelMap& labels = {}) {
   const auto* f = family_of(families, name);
   if (!f) return nullptr;
   for (const auto& m : f->metric) {
@@ -67,8 +66,7 @@ inline const prometheus::ClientMetric::Histogram* histogram_of(
 }
 
 // Every series of one family, by label set.
-inline std::vector<LabelMap> series_of(const prometheus::Registry& registry,
-                                       const std::string& name) {
+inline std::vector<LabelMap> series_of(const prometheus::Registry& registry, const std::string& name) {
   std::vector<LabelMap> out;
   const auto families = registry.Collect();
   if (const auto* f = family_of(families, name)) {

@@ -105,21 +105,19 @@ TEST(Metrics, BuildInfoIsOneWithTheVersion) {
   Metrics m(MetricsConfig{}, "1.2.3");
   EXPECT_EQ(value_of(*m.registry(), n("build_info"), {{"version", "1.2.3"}}), 1);
   Metrics d(MetricsConfig{});
-  EXPECT_EQ(value_of(*d.registry(), n("build_info"), {{"version", std::string(build_version())}}),
-            1);
+  EXPECT_EQ(value_of(*d.registry(), n("build_info"), {{"version", std::string(build_version())}}), 1);
   EXPECT_NE(build_version(), "unknown");
 }
 
 TEST(Metrics, UnlabelledSeriesShowZeroBeforeAnything) {
   Metrics m(MetricsConfig{});
-  for (const char* name : {"client_connections", "records_received_total", "received_bytes_total",
-                           "records_delivered_total", "buffered_bytes", "backpressure_active",
-                           "duplicate_sequence_total", "leader_changes_total"}) {
+  for (const char* name :
+       {"client_connections", "records_received_total", "received_bytes_total", "records_delivered_total",
+        "buffered_bytes", "backpressure_active", "duplicate_sequence_total", "leader_changes_total"}) {
     EXPECT_EQ(value_of(*m.registry(), n(name)), 0) << name;
   }
   for (const char* acks : {"0", "1", "all"}) {
-    EXPECT_EQ(value_of(*m.registry(), n("client_request_duration_seconds"), {{"acks", acks}}), 0)
-        << acks;
+    EXPECT_EQ(value_of(*m.registry(), n("client_request_duration_seconds"), {{"acks", acks}}), 0) << acks;
   }
 }
 
@@ -180,13 +178,11 @@ TEST(Metrics, FrontEndMethodsMoveTheirSeries) {
   m.on_client_request_done(-1, std::chrono::seconds(2));
   m.on_client_request_done(7, std::chrono::milliseconds(1));
   const auto families = r.Collect();
-  const auto* all =
-      testing::histogram_of(families, n("client_request_duration_seconds"), {{"acks", "all"}});
+  const auto* all = testing::histogram_of(families, n("client_request_duration_seconds"), {{"acks", "all"}});
   ASSERT_NE(all, nullptr);
   EXPECT_EQ(all->sample_count, 1u);
   EXPECT_DOUBLE_EQ(all->sample_sum, 2.0);
-  const auto* zero =
-      testing::histogram_of(families, n("client_request_duration_seconds"), {{"acks", "0"}});
+  const auto* zero = testing::histogram_of(families, n("client_request_duration_seconds"), {{"acks", "0"}});
   ASSERT_NE(zero, nullptr);
   EXPECT_NEAR(zero->sample_sum, 0.0002, 1e-9);
   EXPECT_EQ(value_of(r, n("client_request_duration_seconds"), {{"acks", "invalid"}}), 1);
@@ -207,8 +203,7 @@ TEST(Metrics, FrontendObserverForwardsToTheSameSeries) {
   EXPECT_EQ(value_of(r, n("received_bytes_total")), 300);
   EXPECT_EQ(value_of(r, n("backpressure_active")), 1);
   const auto families = r.Collect();
-  const auto* one =
-      testing::histogram_of(families, n("client_request_duration_seconds"), {{"acks", "1"}});
+  const auto* one = testing::histogram_of(families, n("client_request_duration_seconds"), {{"acks", "1"}});
   ASSERT_NE(one, nullptr);
   EXPECT_EQ(one->sample_count, 1u);
   EXPECT_DOUBLE_EQ(one->sample_sum, 1.5);
@@ -219,12 +214,8 @@ TEST(Metrics, PeerChosenApiVersionsCannotGrowTheSeries) {
   for (std::int16_t v = 100; v < 200; ++v) m.on_client_request(ApiKey::kProduce, v);
   for (std::int16_t k = 1000; k < 1100; ++k) m.on_client_request(static_cast<ApiKey>(k), 0);
   const auto& r = *m.registry();
-  EXPECT_EQ(
-      value_of(r, n("client_requests_total"), {{"api", "Produce"}, {"version", "unsupported"}}),
-      100);
-  EXPECT_EQ(
-      value_of(r, n("client_requests_total"), {{"api", "unknown"}, {"version", "unsupported"}}),
-      100);
+  EXPECT_EQ(value_of(r, n("client_requests_total"), {{"api", "Produce"}, {"version", "unsupported"}}), 100);
+  EXPECT_EQ(value_of(r, n("client_requests_total"), {{"api", "unknown"}, {"version", "unsupported"}}), 100);
   EXPECT_EQ(testing::series_of(r, n("client_requests_total")).size(), 2u);
 }
 
@@ -256,8 +247,7 @@ TEST(Metrics, ExpositionPassesPromtool) {
     const std::string text = m.exposition();
     EXPECT_NE(text.find("produce_proxy_partition_window{"), std::string::npos) << text;
     const auto check = testing::promtool_check_metrics(text);
-    ASSERT_NE(check.exit_code, 127)
-        << "promtool not found: scripts/setup.sh installs Debian's prometheus";
+    ASSERT_NE(check.exit_code, 127) << "promtool not found: scripts/setup.sh installs Debian's prometheus";
     EXPECT_EQ(check.exit_code, 0) << check.output << "\n--- exposition ---\n" << text;
     EXPECT_EQ(check.output, "");
   }

@@ -23,8 +23,7 @@ testing::LabelMap part(const std::string& topic, int partition) {
 class PipelineMetricsTest : public ::testing::Test {
  protected:
   explicit PipelineMetricsTest(bool partition_labels = true)
-      : metrics_(MetricsConfig{.partition_labels = partition_labels}),
-        o_(metrics_.pipeline_observer()) {}
+      : metrics_(MetricsConfig{.partition_labels = partition_labels}), o_(metrics_.pipeline_observer()) {}
   const prometheus::Registry& r() const { return *metrics_.registry(); }
 
   Metrics metrics_;
@@ -89,8 +88,7 @@ TEST_F(PipelineMetricsTest, CountersOfEvents) {
   o_.on_records_delivered(24);
   EXPECT_EQ(value_of(r(), n("duplicate_sequence_total")), 2);
   EXPECT_EQ(value_of(r(), n("producer_epoch_bumps_total"), {{"reason", "new_producer_id"}}), 1);
-  EXPECT_EQ(value_of(r(), n("producer_epoch_bumps_total"), {{"reason", "out_of_order_sequence"}}),
-            2);
+  EXPECT_EQ(value_of(r(), n("producer_epoch_bumps_total"), {{"reason", "out_of_order_sequence"}}), 2);
   EXPECT_EQ(value_of(r(), n("records_delivered_total")), 1024);
 }
 

@@ -34,8 +34,7 @@ TEST_F(LoopTest, EchoOverLoopbackThenOrderlyClose) {
   auto listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
     accepted.push_back(std::move(c));
     TcpConnection* me = &accepted.back();
-    me->set_callbacks([me](ByteView d) { me->write(Bytes(d.begin(), d.end())); },
-                      [me](int) { me->close(); });
+    me->set_callbacks([me](ByteView d) { me->write(Bytes(d.begin(), d.end())); }, [me](int) { me->close(); });
     me->start_reading();
   });
   ASSERT_TRUE(listener.has_value()) << listener.error();
@@ -90,7 +89,9 @@ TEST_F(LoopTest, ConnectToClosedPortReportsRefused) {
 TEST_F(LoopTest, DestroyingOwnerWhileResolvingIsSafeEveryTime) {
   int called = 0;
   for (int i = 0; i < 200; ++i) {
-    { TcpConnection c = TcpConnection::connect(&loop_, {"localhost", 1}, [&](int) { ++called; }); }
+    {
+      TcpConnection c = TcpConnection::connect(&loop_, {"localhost", 1}, [&](int) { ++called; });
+    }
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
   EXPECT_EQ(called, 0);

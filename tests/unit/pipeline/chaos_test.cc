@@ -80,8 +80,8 @@ TEST_P(ChaosTest, ExactlyOnceAndInOrderThroughFaults) {
       // A lowered window does not recall what is in flight, but no new batch
       // may go out while the partition is at or above it.
       const auto it = before.find(i);
-      const bool new_batch_sent = it == before.end() || it->second.first != st->sequence_owner() ||
-                                  st->next_ordinal() > it->second.second;
+      const bool new_batch_sent =
+          it == before.end() || it->second.first != st->sequence_owner() || st->next_ordinal() > it->second.second;
       if (new_batch_sent) {
         ASSERT_LE(st->inflight_batches(), st->window()) << "a new batch went out above the window";
         const auto& unacked = st->unacked();

@@ -39,8 +39,8 @@ TEST_F(OrderingTest, FirstAckRuleHoldsTheSecondBatchButNotOtherPartitions) {
   EXPECT_EQ(upstream.outstanding[1].batches[0].tp.partition, 1);
   EXPECT_EQ(state("t", 0).new_batch_hold(producer->identity()), HoldReason::kFirstUnacked);
   // No busy loop: the held partition has no timed work.
-  EXPECT_EQ(producer->next_wakeup_ms(),
-            clock.now_ms() + config.delivery_timeout_ms) << "only the delivery timeout remains";
+  EXPECT_EQ(producer->next_wakeup_ms(), clock.now_ms() + config.delivery_timeout_ms)
+      << "only the delivery timeout remains";
 
   // The first batch fails NOT_LEADER_OR_FOLLOWER twice; the second stays unsent.
   for (int i = 0; i < 2; ++i) {

@@ -43,8 +43,7 @@ std::vector<Row> table() {
        facts([](BatchFacts& f) { f.head_of_line = false; }), O::kRetry, ""},
       {"oosn of a renumbered batch waits", E::kOutOfOrderSequenceNumber,
        facts([](BatchFacts& f) { f.renumbered = true; }), O::kRetry, ""},
-      {"oosn at the first unresolved sequence bumps", E::kOutOfOrderSequenceNumber,
-       facts([](BatchFacts& f) {
+      {"oosn at the first unresolved sequence bumps", E::kOutOfOrderSequenceNumber, facts([](BatchFacts& f) {
          f.partition_unresolved = true;
          f.first_unresolved = true;
          f.head_of_line = false;
@@ -70,17 +69,17 @@ std::vector<Row> table() {
       {"unknown topic id refreshes", E::kUnknownTopicId, facts(kPlain), O::kRetry, "", false, true},
       {"storage error refreshes", E::kKafkaStorageError, facts(kPlain), O::kRetry, "", false, true},
       {"not enough replicas retries, nothing written", E::kNotEnoughReplicas, facts(kPlain), O::kRetry, ""},
-      {"not enough replicas after append is ambiguous", E::kNotEnoughReplicasAfterAppend, facts(kPlain), O::kRetry,
-       "", true},
+      {"not enough replicas after append is ambiguous", E::kNotEnoughReplicasAfterAppend, facts(kPlain), O::kRetry, "",
+       true},
       {"request timed out is ambiguous", E::kRequestTimedOut, facts(kPlain), O::kRetry, "", true},
       {"network exception is ambiguous", E::kNetworkException, facts(kPlain), O::kRetry, "", true},
-      {"first corrupt answer retries", E::kCorruptMessage,
-       facts([](BatchFacts& f) { f.corrupt_responses = 1; }), O::kRetry, ""},
+      {"first corrupt answer retries", E::kCorruptMessage, facts([](BatchFacts& f) { f.corrupt_responses = 1; }),
+       O::kRetry, ""},
       {"second corrupt answer fails and bumps", E::kCorruptMessage,
        facts([](BatchFacts& f) { f.corrupt_responses = 2; }), O::kFail, "corrupt_message"},
       {"too large with several records splits", E::kMessageTooLarge, facts(kPlain), O::kSplit, ""},
-      {"too large single record fails and bumps", E::kMessageTooLarge,
-       facts([](BatchFacts& f) { f.record_count = 1; }), O::kFail, "message_too_large"},
+      {"too large single record fails and bumps", E::kMessageTooLarge, facts([](BatchFacts& f) { f.record_count = 1; }),
+       O::kFail, "message_too_large"},
       {"too large and ambiguous never splits", E::kMessageTooLarge,
        facts([](BatchFacts& f) { f.ever_ambiguous = true; }), O::kFail, "message_too_large"},
       {"cluster authorization is fatal", E::kClusterAuthorizationFailed, facts(kPlain), O::kFatal, ""},

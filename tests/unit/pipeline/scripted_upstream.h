@@ -59,10 +59,10 @@ class ScriptedUpstream final : public UpstreamPort {
     auto it = node_version.find(node);
     return it == node_version.end() ? 14 : it->second;
   }
-  void send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version,
-                    ProduceDone done) override {
+  void send_produce(std::int32_t node, const ProduceRequest& request, std::int16_t version, ProduceDone done) override {
     if (auto lower = node_sends_as.find(node); lower != node_sends_as.end()) version = std::min(version, lower->second);
-    SentProduce sent{node, version, {}, [done = std::move(done), version](ProduceResult r) { done(version, std::move(r)); }};
+    SentProduce sent{
+        node, version, {}, [done = std::move(done), version](ProduceResult r) { done(version, std::move(r)); }};
     for (const auto& topic : request.topic_data) {
       for (const auto& part : topic.partition_data) {
         SentBatch b;
@@ -173,7 +173,8 @@ class ScriptedUpstream final : public UpstreamPort {
 inline MetadataUpdate leaders(const std::string& topic, std::vector<std::pair<int, int>> leader_and_epoch) {
   TopicLeadership t;
   t.topic_id.bytes[0] = 7;
-  for (auto [leader, epoch] : leader_and_epoch) t.partitions.push_back(PartitionLeadership{ErrorCode::kNone, leader, epoch});
+  for (auto [leader, epoch] : leader_and_epoch)
+    t.partitions.push_back(PartitionLeadership{ErrorCode::kNone, leader, epoch});
   return MetadataUpdate{{{topic, t}}};
 }
 

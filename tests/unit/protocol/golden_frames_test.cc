@@ -106,8 +106,8 @@ TEST(GoldenFrames, EveryDescribedCaptureDecodesWholeAndReencodesExactly) {
     // librdkafka 2.0.2's mock answers ApiVersions v3 with a malformed body
     // (PROVENANCE.md): it must be refused cleanly, not decoded. Real Kafka
     // 4.4.0's v3 answers (kafka_4_4_0_to_*) are well-formed and checked.
-    const bool known_malformed = g.api_key == 18 && g.api_version == 3 && !g.request &&
-                                 g.path.find("/librdkafka_mock_to_") != std::string::npos;
+    const bool known_malformed =
+        g.api_key == 18 && g.api_version == 3 && !g.request && g.path.find("/librdkafka_mock_to_") != std::string::npos;
     bool decoded_ok = false;
     if (known_malformed) {
       ++malformed_total;

@@ -106,10 +106,8 @@ TEST(ListOffsets, V1EarliestRequestByHand) {
   // replica -1, 1 topic "orders", 1 partition 0, timestamp -2 (earliest).
   ListOffsetsRequest r;
   r.replica_id = -1;
-  r.topics = {
-      ListOffsetsTopic{"orders", {ListOffsetsPartition{0, -1, kListOffsetsEarliest, {}}}, {}}};
-  EXPECT_EQ(hex(encode_body(r, 1)),
-            unspaced("ffffffff 00000001 0006 6f7264657273 00000001 00000000 fffffffffffffffe"));
+  r.topics = {ListOffsetsTopic{"orders", {ListOffsetsPartition{0, -1, kListOffsetsEarliest, {}}}, {}}};
+  EXPECT_EQ(hex(encode_body(r, 1)), unspaced("ffffffff 00000001 0006 6f7264657273 00000001 00000000 fffffffffffffffe"));
 }
 
 TEST(ListOffsets, V7MaxTimestampRequestByHand) {
@@ -117,10 +115,8 @@ TEST(ListOffsets, V7MaxTimestampRequestByHand) {
   // with an empty tag section.
   ListOffsetsRequest r;
   r.replica_id = -1;
-  r.topics = {
-      ListOffsetsTopic{"t", {ListOffsetsPartition{1, 5, kListOffsetsMaxTimestamp, {}}}, {}}};
-  EXPECT_EQ(hex(encode_body(r, 7)),
-            unspaced("ffffffff 00 02 02 74 02 00000001 00000005 fffffffffffffffd 00 00 00"));
+  r.topics = {ListOffsetsTopic{"t", {ListOffsetsPartition{1, 5, kListOffsetsMaxTimestamp, {}}}, {}}};
+  EXPECT_EQ(hex(encode_body(r, 7)), unspaced("ffffffff 00 02 02 74 02 00000001 00000005 fffffffffffffffd 00 00 00"));
 }
 
 TEST(ListOffsets, UnknownTagsSurviveARoundTrip) {

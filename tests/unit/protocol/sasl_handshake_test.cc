@@ -40,8 +40,7 @@ TEST(SaslHandshake, EveryVersionByHand) {
     expect_all_set(q, v, "SaslHandshakeRequest");
     expect_all_set(r, v, "SaslHandshakeResponse");
     EXPECT_EQ(hex(expect_round_trip(q, v)), unspaced("0005 504c41494e"));
-    EXPECT_EQ(hex(expect_round_trip(r, v)),
-              unspaced("0021 00000002 0005 504c41494e 000d 534352414d2d5348412d323536"));
+    EXPECT_EQ(hex(expect_round_trip(r, v)), unspaced("0021 00000002 0005 504c41494e 000d 534352414d2d5348412d323536"));
   }
 }
 

@@ -11,8 +11,7 @@ namespace {
 
 template <Message M>
 void check_round_trip(std::int16_t version, std::uint32_t seed) {
-  SCOPED_TRACE(std::string(api_name(M::kApiKey)) + " v" + std::to_string(version) + " seed " +
-               std::to_string(seed));
+  SCOPED_TRACE(std::string(api_name(M::kApiKey)) + " v" + std::to_string(version) + " seed " + std::to_string(seed));
   M value{};
   testing::ValueFiller(seed).fill(value, false);
   const Bytes encoded = encode_body(value, version);
@@ -57,7 +56,9 @@ void check_all(ApiList<Pairs...>) {
   (check_api(Pairs{}), ...);
 }
 
-TEST(SchemaRoundTrip, EveryDescribedMessageAndVersion) { check_all(AllApis{}); }
+TEST(SchemaRoundTrip, EveryDescribedMessageAndVersion) {
+  check_all(AllApis{});
+}
 
 TEST(SchemaRoundTrip, UnsupportedVersionIsAnError) {
   Bytes empty;

@@ -72,9 +72,9 @@ TEST(TaggedFields, DecreasingTagsAreRefusedAtTheFirstOutOfOrderTag) {
   EXPECT_EQ(decoded.error().kind, DecodeErrorKind::kOutOfOrder);
   EXPECT_EQ(decoded.error().field, "header._tagged_fields");
   EXPECT_EQ(decoded.error().offset, tag_offset(tags, 1));
-  EXPECT_EQ(decoded.error().describe(),
-            "field 'header._tagged_fields' at offset " + std::to_string(tag_offset(tags, 1)) +
-                ": tags not in strictly increasing order");
+  EXPECT_EQ(decoded.error().describe(), "field 'header._tagged_fields' at offset " +
+                                            std::to_string(tag_offset(tags, 1)) +
+                                            ": tags not in strictly increasing order");
 }
 
 TEST(TaggedFields, ARepeatedTagIsOutOfOrder) {
@@ -90,9 +90,9 @@ TEST(TaggedFields, ARepeatedKnownTagCannotOverwriteTheField) {
   // ApiVersionsResponse v3 knows tags 0-3; FinalizedFeaturesEpoch (1) twice.
   Bytes body;
   WireWriter w(body);
-  w.int16(0);     // error_code
-  w.uvarint(1);   // api_keys: empty compact array
-  w.int32(0);     // throttle_time_ms
+  w.int16(0);    // error_code
+  w.uvarint(1);  // api_keys: empty compact array
+  w.int32(0);    // throttle_time_ms
   w.uvarint(2);
   for (int i = 0; i < 2; ++i) {
     w.uvarint(1);

@@ -1,27 +1,27 @@
+#include "proxy/records/compression.h"
+
 #include <gtest/gtest.h>
 #include <lz4frame.h>
 
 #include <chrono>
 #include <random>
 
-#include "proxy/records/compression.h"
 #include "proxy/records/lz4_frame_header.h"
 #include "tests/unit/records/test_util.h"
 
 namespace pp {
 namespace {
 
-constexpr CompressionCodec kCodecs[] = {CompressionCodec::kNone, CompressionCodec::kGzip,
-                                        CompressionCodec::kSnappy, CompressionCodec::kLz4,
-                                        CompressionCodec::kZstd};
-constexpr CompressionCodec kRealCodecs[] = {CompressionCodec::kGzip, CompressionCodec::kSnappy,
-                                            CompressionCodec::kLz4, CompressionCodec::kZstd};
+constexpr CompressionCodec kCodecs[] = {CompressionCodec::kNone, CompressionCodec::kGzip, CompressionCodec::kSnappy,
+                                        CompressionCodec::kLz4, CompressionCodec::kZstd};
+constexpr CompressionCodec kRealCodecs[] = {CompressionCodec::kGzip, CompressionCodec::kSnappy, CompressionCodec::kLz4,
+                                            CompressionCodec::kZstd};
 
 Bytes sample(std::size_t n, std::uint32_t seed) {
   // Text-like: random words from a small vocabulary, so compressible but not
   // trivially.
-  static const char* const kWords[] = {"kafka ", "record ", "batch ", "offset ", "producer ",
-                                       "epoch ", "sequence ", "leader ", "topic ", "partition "};
+  static const char* const kWords[] = {"kafka ", "record ",   "batch ",  "offset ", "producer ",
+                                       "epoch ", "sequence ", "leader ", "topic ",  "partition "};
   std::mt19937 rng(seed);
   Bytes out;
   out.reserve(n + 16);
@@ -33,7 +33,9 @@ Bytes sample(std::size_t n, std::uint32_t seed) {
   return out;
 }
 
-std::string name_of(CompressionCodec c) { return std::string(to_string(c)); }
+std::string name_of(CompressionCodec c) {
+  return std::string(to_string(c));
+}
 
 TEST(CompressionCodec, NamesRoundTrip) {
   for (CompressionCodec c : kCodecs) {

@@ -81,8 +81,7 @@ TEST(Crc32, IeeeKnownVectors) {
   EXPECT_EQ(crc32_ieee(bytes_of("123456789")), 0xCBF43926u);
   EXPECT_EQ(crc32_ieee(ByteView{}), 0u);
   const Bytes data = random_bytes(1000, 3);
-  EXPECT_EQ(crc32_ieee(ByteView(data).subspan(500), crc32_ieee(ByteView(data).first(500))),
-            crc32_ieee(data));
+  EXPECT_EQ(crc32_ieee(ByteView(data).subspan(500), crc32_ieee(ByteView(data).first(500))), crc32_ieee(data));
 }
 
 TEST(XxHash32, KnownVectors) {

@@ -2,12 +2,13 @@
 // one record of 3,000,000 empty headers, 5 MiB on the wire, grew RSS by
 // 243 MiB). Every header is 2 bytes on the wire and a RecordHeaderView in
 // memory; the budget counts the latter.
+#include "proxy/records/decode_budget.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <vector>
 
-#include "proxy/records/decode_budget.h"
 #include "proxy/records/message_set.h"
 #include "proxy/records/message_set_builder.h"
 #include "proxy/records/record_batch.h"
@@ -50,8 +51,8 @@ TEST(DecodeBudget, HeadersAreChargedAtTheirMemorySizeBeforeTheyAreDecoded) {
     auto batch = decode_record_batch(wire, options);
     ASSERT_FALSE(batch.has_value());
     EXPECT_EQ(batch.error().kind, DecodeErrorKind::kOverBudget);
-    EXPECT_EQ(batch.error().field, codec == CompressionCodec::kNone ? "records[0].header_count"
-                                                                    : "decompressed_records[0].header_count");
+    EXPECT_EQ(batch.error().field,
+              codec == CompressionCodec::kNone ? "records[0].header_count" : "decompressed_records[0].header_count");
     // Refused at the count: only the record itself (and what was inflated) was charged.
     const std::size_t inflated = codec == CompressionCodec::kNone ? 0 : 2 * kHeaders + 20;
     EXPECT_LE(budget.used(), sizeof(RecordView) + inflated);

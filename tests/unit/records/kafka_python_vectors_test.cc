@@ -173,7 +173,8 @@ TEST(KafkaPythonVectors, OurCompressedMessageSetsDecodeLikeTheirs) {
       MessageSetBuilder b(o);
       for (const LegacyRec& r : legacy_records()) b.append(r.timestamp, view(r.key), view(r.value));
       auto ours = decode_message_set(b.build(0));
-      auto theirs = decode_message_set(read_vector("legacy_v" + std::to_string(magic) + "_" + std::string(to_string(codec))));
+      auto theirs =
+          decode_message_set(read_vector("legacy_v" + std::to_string(magic) + "_" + std::string(to_string(codec))));
       ASSERT_TRUE(ours.has_value());
       ASSERT_TRUE(theirs.has_value());
       ASSERT_EQ(ours->records().size(), theirs->records().size());

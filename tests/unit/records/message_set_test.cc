@@ -1,3 +1,5 @@
+#include "proxy/records/message_set.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -5,7 +7,6 @@
 
 #include "proxy/protocol/wire_writer.h"
 #include "proxy/records/crc32.h"
-#include "proxy/records/message_set.h"
 #include "proxy/records/message_set_builder.h"
 #include "tests/unit/records/test_util.h"
 
@@ -48,8 +49,7 @@ Bytes build(std::int8_t magic, CompressionCodec codec, std::optional<std::int64_
   return b.build(wrapper_offset);
 }
 
-void expect_sample(const MessageSetView& set, std::int8_t magic, std::int64_t first_offset,
-                   CompressionCodec codec) {
+void expect_sample(const MessageSetView& set, std::int8_t magic, std::int64_t first_offset, CompressionCodec codec) {
   ASSERT_EQ(set.records().size(), sample().size());
   for (std::size_t i = 0; i < sample().size(); ++i) {
     const LegacyRecordView& r = set.records()[i];
@@ -253,8 +253,8 @@ TEST(MessageSet, EveryTruncationAndTrailingGarbage) {
       std::vector<std::size_t> boundaries;
       for (std::size_t pos = 0; pos < wire.size();) {
         boundaries.push_back(pos);
-        pos += 12 + (static_cast<std::size_t>(wire[pos + 8]) << 24 | wire[pos + 9] << 16 |
-                     wire[pos + 10] << 8 | wire[pos + 11]);
+        pos += 12 + (static_cast<std::size_t>(wire[pos + 8]) << 24 | wire[pos + 9] << 16 | wire[pos + 10] << 8 |
+                     wire[pos + 11]);
       }
       for (std::size_t n = 0; n < wire.size(); ++n) {
         auto r = decode_message_set(ByteView(wire).first(n));

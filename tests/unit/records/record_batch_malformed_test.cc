@@ -15,9 +15,8 @@ namespace {
 
 namespace layout = record_batch_layout;
 
-constexpr CompressionCodec kCodecs[] = {CompressionCodec::kNone, CompressionCodec::kGzip,
-                                        CompressionCodec::kSnappy, CompressionCodec::kLz4,
-                                        CompressionCodec::kZstd};
+constexpr CompressionCodec kCodecs[] = {CompressionCodec::kNone, CompressionCodec::kGzip, CompressionCodec::kSnappy,
+                                        CompressionCodec::kLz4, CompressionCodec::kZstd};
 
 void restamp_crc(Bytes& batch) {
   WireWriter::put_be(batch.data() + layout::kCrc, crc32c(ByteView(batch).subspan(layout::kAttributes)));
@@ -25,8 +24,7 @@ void restamp_crc(Bytes& batch) {
 
 // A batch whose records section is `section` as given (already compressed if
 // `codec` says so), with RecordsCount `count` and a valid CRC.
-Bytes batch_with_section(ByteView section, std::int32_t count,
-                         CompressionCodec codec = CompressionCodec::kNone) {
+Bytes batch_with_section(ByteView section, std::int32_t count, CompressionCodec codec = CompressionCodec::kNone) {
   RecordBatchBuildOptions o;
   RecordBatchBuilder b(o);
   Bytes wire = b.build();
@@ -127,8 +125,7 @@ TEST(RecordBatchMalformed, HugeRecordsCountIsNotAReserve) {
   const Bytes ten(10, 0);
   expect_error(decode_record_batch(batch_with_section(ten, INT32_MAX)), DecodeErrorKind::kLengthTooLarge,
                "records_count", 57);
-  expect_error(decode_record_batch(batch_with_section(ten, -1)), DecodeErrorKind::kNegativeLength,
-               "records_count", 57);
+  expect_error(decode_record_batch(batch_with_section(ten, -1)), DecodeErrorKind::kNegativeLength, "records_count", 57);
   // Same inside a compressed section (checked against the decompressed bytes).
   const Bytes packed = compress(CompressionCodec::kZstd, ten);
   expect_error(decode_record_batch(batch_with_section(packed, INT32_MAX, CompressionCodec::kZstd)),
@@ -176,24 +173,39 @@ TEST(RecordBatchMalformed, BadRecordFields) {
       // value length -5 (zigzag 09)
       {"negative value", {0x0c, 0, 0, 0, 1, 0x09, 0}, DecodeErrorKind::kNegativeLength, "records[0].value", 5},
       // header count -1
-      {"negative header count", {0x0c, 0, 0, 0, 1, 1, 1}, DecodeErrorKind::kNegativeLength,
-       "records[0].header_count", 6},
+      {"negative header count",
+       {0x0c, 0, 0, 0, 1, 1, 1},
+       DecodeErrorKind::kNegativeLength,
+       "records[0].header_count",
+       6},
       // header count 1000 with nothing after it
-      {"huge header count", {0x0e, 0, 0, 0, 1, 1, 0xd0, 0x0f}, DecodeErrorKind::kLengthTooLarge,
-       "records[0].header_count", 6},
+      {"huge header count",
+       {0x0e, 0, 0, 0, 1, 1, 0xd0, 0x0f},
+       DecodeErrorKind::kLengthTooLarge,
+       "records[0].header_count",
+       6},
       // null header key
-      {"null header key", {0x10, 0, 0, 0, 1, 1, 2, 1, 1}, DecodeErrorKind::kNegativeLength,
-       "records[0].headers[0].key", 7},
+      {"null header key",
+       {0x10, 0, 0, 0, 1, 1, 2, 1, 1},
+       DecodeErrorKind::kNegativeLength,
+       "records[0].headers[0].key",
+       7},
       // header value length -3
-      {"negative header value", {0x12, 0, 0, 0, 1, 1, 2, 2, 'h', 5}, DecodeErrorKind::kNegativeLength,
-       "records[0].headers[0].value", 9},
+      {"negative header value",
+       {0x12, 0, 0, 0, 1, 1, 2, 2, 'h', 5},
+       DecodeErrorKind::kNegativeLength,
+       "records[0].headers[0].value",
+       9},
       // fields end before Length: one spare byte
       {"spare byte in record", {0x0e, 0, 0, 0, 1, 1, 0, 0x7f}, DecodeErrorKind::kTrailingBytes, "records[0].length", 7},
       // Length too short for its fields
       {"record cut by length", {0x0a, 0, 0, 0, 1, 1, 0}, DecodeErrorKind::kTruncated, "records[0].header_count", 6},
       // offset delta varint of six bytes
-      {"varint too long", {0x16, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1, 1, 0}, DecodeErrorKind::kVarintTooLong,
-       "records[0].offset_delta", 8},
+      {"varint too long",
+       {0x16, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1, 1, 0},
+       DecodeErrorKind::kVarintTooLong,
+       "records[0].offset_delta",
+       8},
   };
   for (const Case& c : cases) {
     Bytes section = c.record;

@@ -1,8 +1,9 @@
+#include "proxy/records/record_batch.h"
+
 #include <gtest/gtest.h>
 
 #include "proxy/protocol/wire_writer.h"
 #include "proxy/records/crc32c.h"
-#include "proxy/records/record_batch.h"
 #include "proxy/records/record_batch_builder.h"
 #include "tests/unit/records/test_util.h"
 
@@ -13,9 +14,8 @@ namespace layout = record_batch_layout;
 using test::bytes_of;
 using test::str;
 
-constexpr CompressionCodec kCodecs[] = {CompressionCodec::kNone, CompressionCodec::kGzip,
-                                        CompressionCodec::kSnappy, CompressionCodec::kLz4,
-                                        CompressionCodec::kZstd};
+constexpr CompressionCodec kCodecs[] = {CompressionCodec::kNone, CompressionCodec::kGzip, CompressionCodec::kSnappy,
+                                        CompressionCodec::kLz4, CompressionCodec::kZstd};
 
 struct Rec {
   std::int64_t timestamp;

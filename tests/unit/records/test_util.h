@@ -47,8 +47,12 @@ inline Bytes read_vector(const std::string& name) {
   return from_hex(ss.str());
 }
 
-inline Bytes bytes_of(std::string_view s) { return Bytes(s.begin(), s.end()); }
-inline std::string str(ByteView b) { return std::string(b.begin(), b.end()); }
+inline Bytes bytes_of(std::string_view s) {
+  return Bytes(s.begin(), s.end());
+}
+inline std::string str(ByteView b) {
+  return std::string(b.begin(), b.end());
+}
 inline std::optional<std::string> str(std::optional<ByteView> b) {
   if (!b) return std::nullopt;
   return str(*b);

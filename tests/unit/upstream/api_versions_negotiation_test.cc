@@ -18,9 +18,8 @@ ApiVersionRange range(ApiKey key, std::int16_t lo, std::int16_t hi) {
 }
 
 TEST(NegotiatedVersions, HighestBothSpeak) {
-  const std::vector<ApiVersionRange> mock = {
-      range(ApiKey::kProduce, 0, 7), range(ApiKey::kMetadata, 0, 2),
-      range(ApiKey::kApiVersions, 0, 2), range(ApiKey::kInitProducerId, 0, 4)};
+  const std::vector<ApiVersionRange> mock = {range(ApiKey::kProduce, 0, 7), range(ApiKey::kMetadata, 0, 2),
+                                             range(ApiKey::kApiVersions, 0, 2), range(ApiKey::kInitProducerId, 0, 4)};
   const auto v = NegotiatedVersions::negotiate(mock);
   EXPECT_EQ(v.version(ApiKey::kProduce), 7);
   EXPECT_EQ(v.version(ApiKey::kMetadata), 2);
@@ -32,8 +31,7 @@ TEST(NegotiatedVersions, HighestBothSpeak) {
 }
 
 TEST(NegotiatedVersions, NewerBrokerIsCappedAtOurMax) {
-  const std::vector<ApiVersionRange> kafka = {range(ApiKey::kProduce, 3, 20),
-                                              range(ApiKey::kMetadata, 0, 14),
+  const std::vector<ApiVersionRange> kafka = {range(ApiKey::kProduce, 3, 20), range(ApiKey::kMetadata, 0, 14),
                                               range(ApiKey::kInitProducerId, 0, 6)};
   const auto v = NegotiatedVersions::negotiate(kafka);
   EXPECT_EQ(v.version(ApiKey::kProduce), 14);
@@ -42,14 +40,12 @@ TEST(NegotiatedVersions, NewerBrokerIsCappedAtOurMax) {
 }
 
 TEST(NegotiatedVersions, ProduceBelowV3IsUnusable) {
-  const std::vector<ApiVersionRange> old = {range(ApiKey::kProduce, 0, 2),
-                                            range(ApiKey::kMetadata, 0, 1)};
+  const std::vector<ApiVersionRange> old = {range(ApiKey::kProduce, 0, 2), range(ApiKey::kMetadata, 0, 1)};
   const auto v = NegotiatedVersions::negotiate(old);
   EXPECT_FALSE(v.version(ApiKey::kProduce));
   EXPECT_EQ(v.version(ApiKey::kMetadata), 1);
   ASSERT_EQ(v.unusable().size(), 2u);  // Produce too old, InitProducerId missing
-  EXPECT_NE(v.unusable()[0].find("Produce: broker speaks v0-v2, we need v3-v14"),
-            std::string::npos);
+  EXPECT_NE(v.unusable()[0].find("Produce: broker speaks v0-v2, we need v3-v14"), std::string::npos);
   EXPECT_NE(v.unusable()[1].find("InitProducerId: not offered"), std::string::npos);
 }
 
@@ -58,7 +54,9 @@ TEST(NegotiatedVersions, BrokerMinimumAboveOurMaximumIsUnusable) {
   EXPECT_FALSE(v.version(ApiKey::kProduce));
 }
 
-Bytes body_of(const ApiVersionsResponse& r, std::int16_t version) { return encode_body(r, version); }
+Bytes body_of(const ApiVersionsResponse& r, std::int16_t version) {
+  return encode_body(r, version);
+}
 
 TEST(ApiVersionsResponseDecode, V0LayoutAnswerToV3IsRead) {
   // KIP-511: a broker that doesn't speak v3 answers UNSUPPORTED_VERSION as v0.
