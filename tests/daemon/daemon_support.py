@@ -5,6 +5,7 @@ Stdlib only, run by /usr/bin/python3 (Debian's, which has the kafka modules).
 Every wait is bounded; every process is killed at the end.
 """
 import http.client
+import json
 import os
 import re
 import signal
@@ -139,3 +140,33 @@ def kcat_consume(bootstrap, topic, timeout=60):
     out = subprocess.run(["timeout", str(timeout), "kcat", "-C", "-q", "-b", bootstrap, "-t", topic, "-o", "beginning",
                           "-e", "-f", "%k\t%s\n"], capture_output=True, text=True)
     return [tuple(line.split("\t", 1)) for line in out.stdout.splitlines() if line]
+
+
+class TestCluster:
+    """The test-cluster binary (tests/broker); control commands on its stdin,
+    each answered `ok` or, for `stats`, one line of JSON."""
+
+    def __init__(self, binary, *args):
+        self.proc = subprocess.Popen([binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        line = self.proc.stdout.readline().strip()
+        assert line.startswith("bootstrap="), line
+        self.bootstrap = line.split("=", 1)[1]
+
+    def command(self, text):
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline().strip()
+        assert answer == "ok" or answer.startswith("{"), "%s: %s" % (text, answer)
+        return answer
+
+    def stats(self):
+        return json.loads(self.command("stats"))
+
+    def stop(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait(timeout=10)

@@ -6,32 +6,18 @@ Layouts: docs/design/PIPELINE.md section B (request headers, RecordBatch v2,
 Record v2); Kafka's protocol guide for ApiVersions and Produce.
 """
 import gzip
+import os
 import socket
 import struct
+import sys
 
 API_VERSIONS, PRODUCE = 18, 0
 MESSAGE_TOO_LARGE = 10
 
 
-def _crc32c_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC32C = _crc32c_table()
-
-
-def crc32c(data):
-    """CRC-32C (Castagnoli), as RecordBatch v2 uses; about 0.1 s per MiB here."""
-    crc, table = 0xFFFFFFFF, _CRC32C
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
+# CRC-32C (Castagnoli), as RecordBatch v2 uses: the golden-frame tools' one.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "capture"))
+from kafka_records import crc32c  # noqa: E402
 
 
 def uvarint(n):

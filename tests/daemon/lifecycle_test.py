@@ -23,32 +23,14 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_support import Proxy, free_port, http_request, scrape  # noqa: E402
+from daemon_support import Proxy, TestCluster, free_port, http_request, scrape  # noqa: E402
 
 ARGS = None
 
 
-class Cluster:
-    """The test-cluster binary; control commands on its stdin."""
-
-    def __init__(self, *extra):
-        self.proc = subprocess.Popen([ARGS.cluster, "--brokers", "2", *extra], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        line = self.proc.stdout.readline().strip()
-        assert line.startswith("bootstrap="), line
-        self.bootstrap = line.split("=", 1)[1]
-
-    def command(self, text):
-        self.proc.stdin.write(text + "\n")
-        self.proc.stdin.flush()
-        return self.proc.stdout.readline().strip()
-
-    def stop(self):
-        try:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except Exception:
-            self.proc.kill()
+def Cluster(*extra):
+    """Two brokers of the test-cluster binary."""
+    return TestCluster(ARGS.cluster, "--brokers", "2", *extra)
 
 
 def config(bootstrap, client_port, metrics_port, drain_ms=30000, extra=""):

@@ -11,7 +11,6 @@ client order, at the partition and offset the client was told (kcat prints no
 offsets). A direct test of the dedup: the same idempotent batch sent twice by
 hand gets the same offset and is in the log once.
 """
-import argparse
 import os
 import socket
 import struct
@@ -177,14 +176,5 @@ def crc32c(data):
     return crc ^ 0xFFFFFFFF
 
 
-def main():
-    global ARGS
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--proxy", required=True)
-    ap.add_argument("--cluster", required=True)
-    ARGS, rest = ap.parse_known_args()
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    s.main(sys.modules[__name__])

@@ -13,7 +13,6 @@ per-partition order, at the offset the client was told; the relay must have
 cut, and the proxy must have counted front-end dedup hits
 (client_duplicates_total) where the cuts fell after the answer.
 """
-import argparse
 import os
 import sys
 import unittest
@@ -96,14 +95,5 @@ class IdempotentThroughFaults(unittest.TestCase):
         self.run_through_faults("java-4")
 
 
-def main():
-    global ARGS
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--proxy", required=True)
-    ap.add_argument("--cluster", required=True)
-    ARGS, rest = ap.parse_known_args()
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    s.main(sys.modules[__name__])

@@ -3,46 +3,31 @@ binary with its control commands, a proxy in front of it, running a client of
 tests/clients, and reading the upstream log back with kcat to check every
 record exactly once, in per-partition order, at the offsets the client was told.
 Every process is bounded in time; everything binds to 127.0.0.1."""
+import argparse
 import json
 import os
 import subprocess
 import sys
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
-from daemon_support import Proxy, free_port, http_request  # noqa: E402,F401
+from daemon_support import Proxy, TestCluster, free_port, http_request  # noqa: E402,F401
 
 RUN_CLIENT = os.path.join(REPO, "tests", "clients", "run_client.py")
 
 
-class Cluster:
-    """The test-cluster binary; control commands on its stdin."""
+Cluster = TestCluster
 
-    def __init__(self, binary, *args):
-        self.proc = subprocess.Popen([binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        line = self.proc.stdout.readline().strip()
-        assert line.startswith("bootstrap="), line
-        self.bootstrap = line.split("=", 1)[1]
 
-    def command(self, text):
-        self.proc.stdin.write(text + "\n")
-        self.proc.stdin.flush()
-        answer = self.proc.stdout.readline().strip()
-        assert answer == "ok" or answer.startswith("{"), "%s: %s" % (text, answer)
-        return answer
-
-    def stats(self):
-        return json.loads(self.command("stats"))
-
-    def stop(self):
-        try:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except Exception:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+def main(module):
+    """Runs a test module's unittest cases; --proxy and --cluster go to module.ARGS."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--proxy", required=True)
+    ap.add_argument("--cluster", required=True)
+    module.ARGS, rest = ap.parse_known_args()
+    unittest.main(module=module, argv=[sys.argv[0]] + rest, verbosity=2)
 
 
 def start_proxy(binary, bootstrap, extra_sets=(), listen=None):
