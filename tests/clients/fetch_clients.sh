@@ -4,11 +4,12 @@
 #   ${PP_CACHE_DIR:-$HOME/.cache/produce-proxy}/clients/
 #     java-0.9/ java-0.10/ java-4/   lib/*.jar (Maven) and classes/ (javac)
 #     go/bin/                        sarama-produce, franz-produce (go build)
+#     node/node_modules/             kafkajs (npm ci of node/package-lock.json)
 # Idempotent: each part carries a stamp (hash of its inputs and toolchain) and
 # is a quick no-op when the stamp matches. Needs network only the first time
-# (Maven Central via mvn, the Go module proxy via go).
+# (Maven Central via mvn, the Go module proxy via go, the npm registry via npm).
 #
-#   tests/clients/fetch_clients.sh [all|java|go|python|java-0.9|java-0.10|java-4]...
+#   tests/clients/fetch_clients.sh [all|java|go|node|python|java-0.9|java-0.10|java-4]...
 #
 # The Python clients come from Debian (python3-kafka, python3-confluent-kafka);
 # this script only checks that they import.
@@ -85,6 +86,29 @@ fetch_go() {
   echo "$want" >"$dir/bin.stamp"
 }
 
+fetch_node() {
+  local src="$HERE/node" dir="$CACHE/node"
+  command -v node >/dev/null || die "node not found (apt-get install nodejs npm)"
+  command -v npm >/dev/null || die "npm not found (apt-get install npm)"
+  mkdir -p "$dir"
+  local want
+  want=$( (cat "$src/package.json" "$src/package-lock.json"; node --version; npm --version) | sha256sum | cut -d' ' -f1)
+  if [[ "$(cat "$dir/modules.stamp" 2>/dev/null)" == "$want" && -f "$dir/node_modules/kafkajs/package.json" ]]; then
+    return 0
+  fi
+  log "node: installing kafkajs (package-lock.json) into $dir/node_modules"
+  rm -rf "$dir/tmp" && mkdir -p "$dir/tmp"
+  cp "$src/package.json" "$src/package-lock.json" "$dir/tmp/"
+  # npm ci installs exactly the committed lock (integrity-checked) and never
+  # edits it; no install scripts run (kafkajs has none, nor dependencies).
+  if ! (cd "$dir/tmp" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) >"$dir/npm.log" 2>&1; then
+    tail -20 "$dir/npm.log" >&2
+    die "node: npm ci failed (packages from the npm registry; log: $dir/npm.log)"
+  fi
+  rm -rf "$dir/node_modules" && mv "$dir/tmp/node_modules" "$dir/node_modules" && rm -rf "$dir/tmp"
+  echo "$want" >"$dir/modules.stamp"
+}
+
 PY_APT="python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard python3-xxhash"
 check_python() {
   /usr/bin/python3 -c 'import kafka, confluent_kafka' 2>/dev/null \
@@ -100,11 +124,12 @@ parts=("$@")
 [[ ${#parts[@]} -gt 0 ]] || parts=(all)
 for p in "${parts[@]}"; do
   case "$p" in
-    all) for v in "${JAVA_VERSIONS[@]}"; do fetch_java "$v"; done; fetch_go; check_python ;;
+    all) for v in "${JAVA_VERSIONS[@]}"; do fetch_java "$v"; done; fetch_go; fetch_node; check_python ;;
     java) for v in "${JAVA_VERSIONS[@]}"; do fetch_java "$v"; done ;;
     java-*) fetch_java "${p#java-}" ;;
     go) fetch_go ;;
+    node) fetch_node ;;
     python) check_python ;;
-    *) die "unknown part: $p (all|java|go|python|java-0.9|java-0.10|java-4)" ;;
+    *) die "unknown part: $p (all|java|go|node|python|java-0.9|java-0.10|java-4)" ;;
   esac
 done

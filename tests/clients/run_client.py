@@ -56,6 +56,8 @@ CLIENTS = {
     "kafka-python": ("python", "kafka-python 2.0.2, api_version probed from the broker"),
     "confluent": ("python", "confluent-kafka 1.7.0 on librdkafka (Debian), defaults (not idempotent)"),
     "confluent-idempotent": ("python", "confluent-kafka 1.7.0 on librdkafka, enable.idempotence=true"),
+    "kafkajs": ("node", "kafkajs 2.2.4 (npm), defaults: not idempotent, Produce v7, magic 2"),
+    "kafkajs-idempotent": ("node", "kafkajs 2.2.4 (npm), idempotent: true: InitProducerId v1, Produce v7"),
 }
 
 
@@ -79,7 +81,8 @@ def parse_args(argv):
     ap.add_argument("--timestamp-base-ms", type=int, default=1700000000000)
     ap.add_argument("--extra", action="append", default=[], metavar="K=V",
                     help="client-native option: a Java producer property, a librdkafka property, a "
-                         "KafkaProducer keyword (kafka-python), or version=/idempotent= (sarama), idempotent= (franz-go)")
+                         "KafkaProducer keyword (kafka-python), or version=/idempotent= (sarama), idempotent= (franz-go), "
+                         "idempotent=/batch=/log= (kafkajs)")
     a = ap.parse_args(argv)
     if a.count < 0 or a.partitions < 0 or a.timeout_s <= 0:
         ap.error("--count and --partitions must be >= 0, --timeout-s > 0")
@@ -111,6 +114,8 @@ def command(a):
     if part == "go":
         exe = "franz-produce" if a.client == "franz-go" else "sarama-produce"
         return [os.path.join(CACHE, "go", "bin", exe)] + common_flags(a)
+    if part == "node":
+        return ["node", os.path.join(HERE, "node", "produce.js")] + common_flags(a)
     return ["/usr/bin/python3", os.path.join(HERE, "python", "produce.py")] + common_flags(a)
 
 
@@ -152,8 +157,11 @@ def main():
         sys.exit(3)
 
     cmd = command(a)
+    env = None
+    if part == "node":  # kafkajs is installed into the cache, not next to produce.js
+        env = dict(os.environ, NODE_PATH=os.path.join(CACHE, "node", "node_modules"))
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env=env)
     lines = queue.Queue()
     stderr_tail = []
 
