@@ -12,7 +12,7 @@
 #   --test-peers     the real peers the tests drive that Debian does not
 #                    package: a JDK and Maven, then Apache Kafka 4.4.0 and the
 #                    clients of tests/clients (Maven Central, the Go module
-#                    proxy), pinned there, into ${PP_CACHE_DIR:-~/.cache/produce-proxy}.
+#                    proxy, npm), pinned there, into ${PP_CACHE_DIR:-~/.cache/produce-proxy}.
 #                    scripts/test.sh and scripts/kafka-local.sh ask for it;
 #                    the demo (scripts/run.sh) does not need it.
 # helm (for the chart's tests) is installed too, best effort, into
@@ -74,7 +74,14 @@ if [ "$test_peers" -eq 1 ]; then
     # Apache Kafka broker and the Java clients (Go, for sarama and franz-go,
     # comes with the machine image: Debian 12's golang 1.19 is too old for them)
     default-jdk-headless maven
+    # tests/clients/node: kafkajs (engines: node >= 14) runs on Node.js and is
+    # installed by npm from the npm registry; Debian 12's nodejs 18 is enough
+    nodejs
   )
+  # Debian ships npm as its own package; NodeSource's nodejs (as on the
+  # machine image) bundles npm and conflicts with Debian's, so only ask for
+  # it when there is no npm at all.
+  command -v npm >/dev/null || packages+=(npm)
 fi
 
 if [ "$bench_tools" -eq 1 ]; then
@@ -120,7 +127,8 @@ fi
 # ${PP_CACHE_DIR:-~/.cache/produce-proxy} (outside the build tree): Apache
 # Kafka's broker (tests/kafka/pom.xml, Maven Central) and the producer clients
 # of tests/clients (kafka-clients 0.9.0.1, 0.10.2.2 and 4.4.0 from Maven
-# Central, sarama and franz-go from the Go module proxy). A no-op when cached.
+# Central, sarama and franz-go from the Go module proxy, kafkajs from the npm
+# registry). A no-op when cached.
 # Not under sudo, so the cache is the invoking user's.
 if [ "$test_peers" -eq 1 ]; then
   "$(dirname "$0")/../tests/kafka/fetch_kafka.sh" >/dev/null ||
