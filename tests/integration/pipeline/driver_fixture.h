@@ -15,6 +15,7 @@
 
 #include "daemon/producer_driver.h"
 #include "proxy/net/timer.h"
+#include "tests/support/record_runs.h"
 
 namespace pp::testing {
 
@@ -69,15 +70,7 @@ class DriverFixture : public ::testing::Test {
       expected_[{topic, partition}].push_back(v);
       storage->push_back(std::move(v));
     }
-    RecordRun run;
-    for (const auto& v : *storage) {
-      RunRecord r;
-      r.timestamp_ms = 1700000000000;
-      r.value = as_bytes(v);
-      run.records.push_back(r);
-      run.size_bytes += v.size();
-    }
-    run.storage = storage;
+    RecordRun run = run_of(std::move(storage));
     ++submitted_;
     driver_->producer().submit(topic, partition, std::move(run), [this](const RunResult& r) {
       ++completed_;

@@ -2,6 +2,7 @@
 // tells the clients: a client answered "acknowledged" that then scrapes
 // /metrics finds its records counted (a race seen against real Kafka, where
 // the answer to the client is written synchronously).
+#include "tests/support/record_runs.h"
 #include "tests/unit/pipeline/pipeline_fixture.h"
 
 namespace pp::testing {
@@ -24,16 +25,7 @@ class ObserverOrderTest : public PipelineFixture {
   }
   // Submits `count` records; the completion records what the observer had seen.
   void submit_watching(int count) {
-    RecordRun run;
-    auto storage = std::make_shared<std::vector<std::string>>(static_cast<std::size_t>(count), "v");
-    for (const auto& v : *storage) {
-      RunRecord r;
-      r.timestamp_ms = 1700000000000;
-      r.value = as_bytes(v);
-      run.records.push_back(r);
-      run.size_bytes += v.size();
-    }
-    run.storage = storage;
+    RecordRun run = run_of(std::make_shared<std::vector<std::string>>(static_cast<std::size_t>(count), "v"));
     producer->submit("t", 0, std::move(run), [this](const RunResult&) {
       seen_at_completion = {observer.delivered, observer.failed};
     });

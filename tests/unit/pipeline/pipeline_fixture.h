@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "tests/support/record_runs.h"
 #include "tests/unit/pipeline/scripted_upstream.h"
 
 namespace pp::testing {
@@ -32,15 +33,7 @@ class PipelineFixture : public ::testing::Test {
   std::size_t submit(const std::string& topic, std::int32_t partition, int count, std::string tag = "r") {
     auto storage = std::make_shared<std::vector<std::string>>();
     for (int i = 0; i < count; ++i) storage->push_back(tag + "-" + std::to_string(i));
-    RecordRun run;
-    for (const auto& v : *storage) {
-      RunRecord r;
-      r.timestamp_ms = 1700000000000;
-      r.value = as_bytes(v);
-      run.records.push_back(r);
-      run.size_bytes += v.size();
-    }
-    run.storage = storage;
+    RecordRun run = run_of(std::move(storage));
     const std::size_t slot = results.size();
     results.emplace_back();
     producer->submit(topic, partition, std::move(run), [this, slot](const RunResult& r) {
