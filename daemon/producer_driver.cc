@@ -72,7 +72,7 @@ bool ProducerDriver::settled(const std::string& name) const {
 
 // ---- TopicDirectory ----
 
-void ProducerDriver::describe(std::optional<std::vector<std::string>> topics, bool /*allow_auto_topic_creation*/,
+void ProducerDriver::describe(std::optional<std::vector<std::string>> topics, bool allow_auto_topic_creation,
                               std::function<void(std::vector<TopicDescription>)> done) {
   Waiter w;
   // "All topics" means every topic this proxy has been asked about: the
@@ -87,7 +87,7 @@ void ProducerDriver::describe(std::optional<std::vector<std::string>> topics, bo
   for (const auto& t : w.topics) {
     if (!settled(t)) w.refreshing.push_back(t);
   }
-  if (!w.refreshing.empty()) upstream_.request_metadata(w.refreshing);
+  if (!w.refreshing.empty()) upstream_.request_metadata(w.refreshing, allow_auto_topic_creation);
   waiters_.push_back(std::move(w));
   // Answer on a later iteration at the earliest (never inside describe()).
   later_.post([this] { answer_waiters(); });

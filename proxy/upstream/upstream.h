@@ -96,6 +96,10 @@ class Upstream final : public UpstreamPort {
   void send_init_producer_id(const InitProducerIdRequest& request,
                              std::function<void(InitProducerIdResult)> done) override;
   void request_metadata(const std::vector<std::string>& topics) override;
+  // A client's Metadata request: the topics are created upstream (if the
+  // cluster auto-creates) only when the client asked for that, and only by
+  // the next request, never by later refreshes (a deleted topic stays deleted).
+  void request_metadata(const std::vector<std::string>& topics, bool allow_auto_topic_creation);
   void reset_connection(std::int32_t node) override;
   void learn_brokers(const std::vector<NodeEndpoint>& endpoints) override;
   bool knows_broker(std::int32_t node) const override { return brokers_.find(node) != nullptr; }
@@ -160,7 +164,8 @@ class Upstream final : public UpstreamPort {
   std::vector<std::unique_ptr<BrokerConnection>> retired_;                 // closing after their requests
   bool closed_ = false;
 
-  std::set<std::string> topics_;  // every topic asked about: each refresh asks for all
+  std::set<std::string> topics_;         // every topic asked about: each refresh asks for all
+  std::set<std::string> create_wanted_;  // of those, asked for with auto-creation, not yet asked upstream
   bool metadata_wanted_ = false;
   bool metadata_in_flight_ = false;
   bool new_topic_ = false;  // a topic never asked about yet skips the refresh spacing

@@ -93,6 +93,11 @@ void Upstream::expire_init() {
   init_timer_.start(deadline > t ? deadline - t : 0, 0, [this] { expire_init(); });
 }
 
+void Upstream::request_metadata(const std::vector<std::string>& topics, bool allow_auto_topic_creation) {
+  if (allow_auto_topic_creation && !closed_) create_wanted_.insert(topics.begin(), topics.end());
+  request_metadata(topics);
+}
+
 void Upstream::request_metadata(const std::vector<std::string>& topics) {
   if (closed_) return;
   for (const std::string& t : topics) {
@@ -132,18 +137,25 @@ void Upstream::flush_metadata() {
     return;
   }
   MetadataRequest request;
+  // v4+: one flag for the whole request. Topics a client asked to create go
+  // alone, first, with it set; every other request has it off, so neither a
+  // topic asked about without creation nor a deleted one is ever created.
+  const bool creating = !create_wanted_.empty();
+  const std::set<std::string> asked = creating ? std::exchange(create_wanted_, {}) : topics_;
+  request.allow_auto_topic_creation = creating;
   request.topics.emplace();
-  for (const std::string& name : topics_) {
+  for (const std::string& name : asked) {
     MetadataRequestTopic topic;
     topic.name = name;
     request.topics->push_back(std::move(topic));
   }
   metadata_in_flight_ = true;
-  metadata_wanted_ = false;
+  metadata_wanted_ = creating && asked.size() < topics_.size();  // the others follow
   new_topic_ = false;
   metadata_timer_.stop();
   ++metadata_requests_sent_;
-  log().debug("{}: Metadata v{} for {} topics", c->describe(), version, topics_.size());
+  log().debug("{}: Metadata v{} for {} topics{}", c->describe(), version, asked.size(),
+              creating ? ", creating them if the cluster auto-creates" : "");
   c->send(request, version, make_sink<MetadataResponse>([this](std::expected<MetadataResponse, ErrorCode> result) {
             on_metadata_response(std::move(result));
           }));
