@@ -73,6 +73,15 @@ void check_combinations(const Settings& s, const KeyFacts& facts, std::vector<Co
                 "producer.buffer_memory_bytes (" + std::to_string(p.buffer_memory_bytes) +
                     ") must be at least producer.batch_bytes (" + std::to_string(p.batch_bytes) + ")");
   }
+  // A request frame is charged to the budget from its size prefix on: one
+  // larger than the whole budget would hold every other client up while it
+  // arrives, and double what the proxy may hold.
+  if (rules.all_valid({"producer.buffer_memory_bytes", "listener.max_request_bytes"}) &&
+      p.buffer_memory_bytes < s.listener.max_request_bytes) {
+    rules.error({"listener.max_request_bytes", "producer.buffer_memory_bytes"},
+                "listener.max_request_bytes (" + std::to_string(s.listener.max_request_bytes) +
+                    ") must be at most producer.buffer_memory_bytes (" + std::to_string(p.buffer_memory_bytes) + ")");
+  }
   // Kafka clamps silently; we say so, since the backoff would never grow.
   if (rules.all_valid({"producer.retry_backoff_ms", "producer.retry_backoff_max_ms"}) &&
       p.retry_backoff_max_ms < p.retry_backoff_ms) {

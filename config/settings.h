@@ -70,8 +70,9 @@ struct ListenerSettings {
   // host:port put in Metadata; empty means the same as address.
   std::string advertised_address;
   std::int64_t max_connections = 1024;
-  std::int64_t max_request_bytes = 104857600;
+  std::int64_t max_request_bytes = 16777216;
   std::int64_t idle_timeout_ms = 600000;
+  std::int64_t frame_timeout_ms = 30000;
   // Idempotent clients (issue 16): their producer ids' dedup state.
   std::int64_t max_client_producers = 10000;
   std::int64_t client_producer_idle_ms = 86400000;

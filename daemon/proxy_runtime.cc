@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
+
 #include "daemon/settings_mapping.h"
 
 namespace pp {
@@ -122,6 +124,15 @@ void ProxyRuntime::sample_metrics() {
     brokers.push_back(BrokerSample{b.node_id, b.in_flight, b.connected});
   }
   metrics_->sample(driver_ ? driver_->producer().buffered_bytes() : 0, brokers);
+  if (driver_) {
+    const MemoryBudget& budget = driver_->producer().memory_budget();
+    std::array<std::pair<std::string_view, std::size_t>, kMemoryUseCount> by_use;
+    for (std::size_t i = 0; i < kMemoryUseCount; ++i) {
+      const auto use = static_cast<MemoryUse>(i);
+      by_use[i] = {to_string(use), budget.used(use)};
+    }
+    metrics_->sample_memory(by_use);
+  }
 }
 
 void ProxyRuntime::drain(std::function<void(int exit_code)> done) {

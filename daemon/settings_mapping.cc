@@ -42,6 +42,7 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.max_connections = static_cast<std::size_t>(s.listener.max_connections);
   f.max_request_bytes = static_cast<std::size_t>(s.listener.max_request_bytes);
   f.idle_timeout_ms = s.listener.idle_timeout_ms;
+  f.frame_timeout_ms = s.listener.frame_timeout_ms;
   f.max_decoded_bytes_per_request =
       std::max(static_cast<std::size_t>(s.producer.buffer_memory_bytes), kMinDecodedBytesPerRequest);
   f.client_producers.max_producers = static_cast<std::size_t>(s.listener.max_client_producers);

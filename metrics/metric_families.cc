@@ -64,7 +64,12 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
           counter(r, "records_delivered_total", "Records acknowledged by the upstream cluster (acks=all).")),
       records_failed_total(
           counter(r, "records_failed_total", "Records given up (delivery timeout, fatal error), by Kafka error name.")),
-      buffered_bytes(gauge(r, "buffered_bytes", "Bytes held between clients and the upstream cluster.")),
+      buffered_bytes(gauge(r, "buffered_bytes",
+                           "Bytes charged to the memory budget (producer.buffer_memory_bytes): everything held "
+                           "between clients and the upstream cluster.")),
+      memory_used_bytes(gauge(r, "memory_used_bytes",
+                              "The memory budget's use by what holds it: request_frames, decoded_records, "
+                              "upstream_batches, responses, client_producers.")),
       backpressure_active(gauge(r, "backpressure_active", "1 while client reads are paused for memory.")),
       client_duplicates_total(
           counter(r, "client_duplicates_total",

@@ -121,6 +121,12 @@ void Metrics::on_client_produce(std::string_view software, std::string_view soft
   it->second->Increment();
 }
 
+void Metrics::sample_memory(std::span<const std::pair<std::string_view, std::size_t>> by_use) {
+  for (const auto& [use, bytes] : by_use) {
+    families_.memory_used_bytes.Add({{"use", std::string(use)}}).Set(static_cast<double>(bytes));
+  }
+}
+
 void Metrics::sample(std::size_t buffered_bytes, std::span<const BrokerSample> brokers) {
   buffered_bytes_.Set(static_cast<double>(buffered_bytes));
   for (const auto& [node, gauge] : broker_connected_.children()) {

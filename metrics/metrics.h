@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "metrics/child_cache.h"
 #include "metrics/frontend_metrics.h"
@@ -87,6 +88,8 @@ class Metrics {
   // Upstream::broker_status(). A broker that was sampled before and is
   // missing now reads as disconnected with nothing in flight.
   void sample(std::size_t buffered_bytes, std::span<const BrokerSample> brokers);
+  // The budget's use by holder (memory_used_bytes{use}).
+  void sample_memory(std::span<const std::pair<std::string_view, std::size_t>> by_use);
 
   // The Prometheus text format of everything, as /metrics serves it (minus
   // the exposer's own scrape counters). Any thread.

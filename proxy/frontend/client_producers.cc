@@ -48,7 +48,9 @@ void ClientProducers::expire(std::uint64_t now_ms) {
   const auto idle = static_cast<std::uint64_t>(std::max<std::int64_t>(config_.idle_timeout_ms, 0));
   std::erase_if(producers_, [&](const auto& entry) {
     const Producer& p = entry.second;
-    return p.in_flight == 0 && now_ms >= p.last_used_ms && now_ms - p.last_used_ms >= idle;
+    const bool expired = p.in_flight == 0 && now_ms >= p.last_used_ms && now_ms - p.last_used_ms >= idle;
+    if (expired) uncount(p);
+    return expired;
   });
 }
 
@@ -61,6 +63,7 @@ ClientProducers::Producer* ClientProducers::make_room_and_add(std::int64_t produ
       if (victim == producers_.end() || it->second.last_used_ms < victim->second.last_used_ms) victim = it;
     }
     if (victim == producers_.end()) return nullptr;  // every one has batches in flight
+    uncount(victim->second);
     producers_.erase(victim);
   }
   Producer& p = producers_[producer_id];
@@ -141,11 +144,29 @@ std::optional<ErrorCode> ClientProducers::sequence_error(const PartitionState& s
   return ErrorCode::kOutOfOrderSequenceNumber;
 }
 
-void ClientProducers::trim(PartitionState& state) const {
+void ClientProducers::trim(PartitionState& state) {
+  const std::size_t before = state.batches.size();
   auto it = state.batches.begin();
   while (state.batches.size() > config_.batches_to_retain && it != state.batches.end()) {
     it = it->state == BatchState::kInFlight ? std::next(it) : state.batches.erase(it);
   }
+  retained_batches_ -= before - state.batches.size();
+}
+
+void ClientProducers::uncount(const Producer& producer) {
+  partition_states_ -= producer.partitions.size();
+  for (const auto& [key, state] : producer.partitions) retained_batches_ -= state.batches.size();
+}
+
+// Estimates of the heap each entry takes (node, key, the struct itself):
+// what the memory budget is charged, not a measurement.
+std::size_t ClientProducers::memory_bytes() const {
+  constexpr std::size_t kPerProducer = 160;
+  constexpr std::size_t kPerPartition = 192;  // map node, topic name, deque blocks
+  constexpr std::size_t kPerBatch = sizeof(Retained) + 16;
+  constexpr std::size_t kPerInFlight = 128;
+  return producers_.size() * kPerProducer + partition_states_ * kPerPartition + retained_batches_ * kPerBatch +
+         in_flight_.size() * kPerInFlight;
 }
 
 BatchCheck ClientProducers::append(Producer& producer, PartitionState& state, const PartitionKey& key,
@@ -153,11 +174,13 @@ BatchCheck ClientProducers::append(Producer& producer, PartitionState& state, co
   if (batch.epoch != state.epoch) {
     // A new epoch: what was retained of older ones can never match again;
     // batches still in flight stay until they complete.
-    std::erase_if(state.batches, [](const Retained& r) { return r.state != BatchState::kInFlight; });
+    retained_batches_ -=
+        std::erase_if(state.batches, [](const Retained& r) { return r.state != BatchState::kInFlight; });
     state.epoch = batch.epoch;
   }
   state.last_sequence = batch.last_sequence;
   Retained& r = state.batches.emplace_back();
+  ++retained_batches_;
   r.epoch = batch.epoch;
   r.first_sequence = batch.first_sequence;
   r.last_sequence = batch.last_sequence;
@@ -182,7 +205,9 @@ BatchCheck ClientProducers::check(const std::string& topic, std::int32_t partiti
   producer->last_used_ms = now_ms;
   producer->epoch = std::max(producer->epoch, batch.epoch);
   PartitionKey key{topic, partition};
-  PartitionState& state = producer->partitions[key];
+  auto [entry, inserted] = producer->partitions.try_emplace(key);
+  if (inserted) ++partition_states_;
+  PartitionState& state = entry->second;
   if (auto duplicate = find_duplicate(*producer, state, key, batch)) return std::move(*duplicate);
   std::string message;
   if (auto error = sequence_error(state, batch, message)) {

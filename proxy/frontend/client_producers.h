@@ -117,6 +117,8 @@ class ClientProducers {
   void expire(std::uint64_t now_ms);
 
   std::size_t producers() const { return producers_.size(); }
+  // What this state costs against the memory budget (an estimate).
+  std::size_t memory_bytes() const;
   std::size_t batches_in_flight() const { return in_flight_.size(); }
   const ClientProducersConfig& config() const { return config_; }
 
@@ -156,7 +158,8 @@ class ClientProducers {
   std::optional<ErrorCode> sequence_error(const PartitionState& state, const ClientBatch& batch,
                                           std::string& message) const;
   BatchCheck append(Producer& producer, PartitionState& state, const PartitionKey& key, const ClientBatch& batch);
-  void trim(PartitionState& state) const;
+  void trim(PartitionState& state);
+  void uncount(const Producer& producer);
   void maybe_expire(std::uint64_t now_ms);
 
   ClientProducersConfig config_;
@@ -165,6 +168,8 @@ class ClientProducers {
   std::int64_t next_producer_id_;
   std::uint64_t next_handle_ = 1;
   std::uint64_t next_expiry_scan_ms_ = 0;
+  std::size_t partition_states_ = 0;  // across all producers
+  std::size_t retained_batches_ = 0;  // across all partitions
 };
 
 }  // namespace pp

@@ -19,7 +19,8 @@ ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::TcpC
       connection_(std::move(connection)),
       id_(id),
       peer_(connection_.peer_name()),
-      reader_(context_->config.max_request_bytes) {}
+      reader_(context_->config.max_request_bytes),
+      frames_charge_(context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, 0)) {}
 
 void ClientSession::start() {
   // The callbacks hold the session: a callback that closes it (and so makes
@@ -53,13 +54,24 @@ void ClientSession::set_client_id(const std::optional<std::string>& client_id) {
   if (client_id && client_id_.empty()) client_id_ = client_id->substr(0, 64);
 }
 
-bool ClientSession::can_process() const {
-  return !closed_ && !closing_ && !context_->paused && !context_->stopped &&
+bool ClientSession::can_take_request() const {
+  return !closed_ && !closing_ && !context_->stopped &&
          pending_.size() < context_->config.max_pending_requests_per_connection;
+}
+
+// Frames admitted before a pause are handled through it: their memory was
+// reserved at their size prefix, and only they can make progress when the
+// budget is full of frames (Kafka's request memory pool works the same way).
+bool ClientSession::can_process() const {
+  return can_take_request() && (!context_->paused || admitted_ready_ > 0);
 }
 
 void ClientSession::update_reading() {
   if (closed_) return;
+  if (!context_->paused && admitted_ready_ < reader_.ready_frames()) {
+    admitted_ready_ = reader_.ready_frames();  // read during a pause: theirs now
+    charge_frames();
+  }
   // Frames read before a pause (or before a failure in the same read) are
   // answered first. Never from here directly: this runs inside sink and
   // directory callbacks, and a request handled there would re-enter the sink.
@@ -67,15 +79,60 @@ void ClientSession::update_reading() {
   apply_read_state();
 }
 
+bool ClientSession::finishing_admitted_frame() const {
+  return reader_.in_partial_frame() && partial_admitted_ && !context_->stopped;
+}
+
 void ClientSession::apply_read_state() {
   if (closed_ || closing_) return;
-  const bool want =
-      can_process() && !stream_failure_ && connection_.write_queue_bytes() <= context_->config.max_write_queue_bytes;
+  const bool want = can_take_request() && (!context_->paused || finishing_admitted_frame()) && !stream_failure_ &&
+                    connection_.write_queue_bytes() <= context_->config.max_write_queue_bytes;
   if (want && !connection_.reading()) {
+    if (!admit_waiting_frame()) return;
     connection_.start_reading();
+    // The frame deadline counts only time we were willing to read.
+    if (reader_.in_partial_frame()) partial_reading_since_ms_ = uv_now(context_->loop);
   } else if (!want && connection_.reading()) {
     connection_.stop_reading();
+    partial_reading_since_ms_ = 0;
   }
+}
+
+// Of the frames one read completed, the first may finish the partial frame
+// carried over (admitted or not when it began); the others began in this read.
+void ClientSession::count_admitted(std::size_t ready_before, bool was_partial) {
+  std::size_t completed = reader_.ready_frames() - ready_before;
+  if (completed == 0) return;
+  if (was_partial) {
+    admitted_ready_ += partial_admitted_ ? 1 : 0;
+    --completed;
+  }
+  if (!context_->paused) admitted_ready_ += completed;
+}
+
+// Admitted frames are charged, a partial one at its announced size. Bytes
+// read during a pause are not (at most one read's worth per connection):
+// charged, they could keep the budget over with nothing able to free it.
+void ClientSession::charge_frames() {
+  std::size_t bytes = reader_.ready_bytes(admitted_ready_);
+  if (partial_admitted_) bytes += reader_.partial_bytes() + reader_.partial_remaining();
+  frames_charge_.set(bytes);
+}
+
+// A partial frame that began during a pause is admitted when reads resume,
+// if the budget has room: one at a time, as each admission is charged.
+bool ClientSession::admit_waiting_frame() {
+  if (!reader_.in_partial_frame() || partial_admitted_) return true;
+  if (context_->sink.memory_budget().over()) return false;
+  partial_admitted_ = true;
+  charge_frames();
+  return true;
+}
+
+bool ClientSession::frame_overdue(std::uint64_t now_ms) const {
+  const std::int64_t limit = context_->config.frame_timeout_ms;
+  return !closed_ && !closing_ && limit > 0 && partial_reading_since_ms_ != 0 && connection_.reading() &&
+         now_ms - partial_reading_since_ms_ >= static_cast<std::uint64_t>(limit);
 }
 
 void ClientSession::schedule_processing() {
@@ -92,7 +149,20 @@ void ClientSession::schedule_processing() {
 void ClientSession::on_data(ByteView data) {
   if (closed_ || closing_ || stream_failure_) return;
   last_activity_ms_ = uv_now(context_->loop);
+  const std::uint64_t frames_before = reader_.frames_started();
+  const std::size_t ready_before = reader_.ready_frames();
+  const bool was_partial = reader_.in_partial_frame();
   auto appended = reader_.append(data);
+  count_admitted(ready_before, was_partial);
+  if (reader_.frames_started() != frames_before) {
+    partial_admitted_ = !context_->paused && !context_->sink.memory_budget().over();
+    partial_reading_since_ms_ = reader_.in_partial_frame() ? last_activity_ms_ : 0;
+  } else if (!reader_.in_partial_frame()) {
+    partial_reading_since_ms_ = 0;
+  }
+  charge_frames();
+  // The bytes just reserved may be what crosses the budget: pause everyone.
+  if (context_->after_submit) context_->after_submit();
   if (!appended) {
     const DecodeError& e = appended.error();
     if (e.kind == DecodeErrorKind::kTooLarge) {
@@ -106,6 +176,20 @@ void ClientSession::on_data(ByteView data) {
   process_frames();
 }
 
+// The frame, charged to the budget for as long as anything holds it: the
+// runs decoded from a Produce point into it until they complete.
+std::shared_ptr<const Bytes> ClientSession::charged(Bytes frame) {
+  struct ChargedFrame {
+    Bytes bytes;
+    MemoryCharge charge;
+  };
+  auto holder = std::make_shared<ChargedFrame>();
+  holder->charge = context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, frame.capacity());
+  holder->bytes = std::move(frame);
+  charge_frames();  // after the frame's own charge, so the total never dips
+  return {holder, &holder->bytes};
+}
+
 void ClientSession::process_frames() {
   // Re-entered from a response that completes inside dispatch (ApiVersions,
   // a Produce whose every entry failed): the outer loop carries on.
@@ -114,7 +198,8 @@ void ClientSession::process_frames() {
   while (can_process()) {
     auto frame = reader_.pop();
     if (!frame) break;
-    dispatch_request(*this, std::make_shared<const Bytes>(std::move(*frame)));
+    if (admitted_ready_ > 0) --admitted_ready_;
+    dispatch_request(*this, charged(std::move(*frame)));
   }
   processing_ = false;
   if (stream_failure_ && reader_.ready_frames() == 0 && !closing_ && !closed_) {
@@ -131,14 +216,17 @@ ResponseSlot ClientSession::reserve_response() {
 
 void ClientSession::fill(std::uint64_t seq, Bytes frame) {
   if (closed_ || seq < first_pending_seq_ || seq - first_pending_seq_ >= pending_.size()) return;
-  pending_[seq - first_pending_seq_].frame = std::move(frame);
+  Pending& slot = pending_[seq - first_pending_seq_];
+  slot.charge = context_->sink.memory_budget().charge(MemoryUse::kResponses, frame.size());
+  slot.frame = std::move(frame);
   flush();
 }
 
 void ClientSession::flush() {
   bool wrote = false;
   while (!pending_.empty() && pending_.front().frame) {
-    connection_.write(std::move(*pending_.front().frame));
+    Pending& front = pending_.front();
+    connection_.write(std::move(*front.frame), std::make_shared<MemoryCharge>(std::move(front.charge)));
     pending_.pop_front();
     ++first_pending_seq_;
     wrote = true;
@@ -184,6 +272,9 @@ void ClientSession::on_peer_closed(int status) {
 void ClientSession::finish_close() {
   closed_ = true;
   pending_.clear();
+  reader_ = FrameReader(context_->config.max_request_bytes);
+  admitted_ready_ = 0;
+  charge_frames();
   connection_.close();  // detaches our callbacks
   if (context_->session_closed) context_->session_closed(id_);
 }

@@ -63,6 +63,10 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
 
   // No bytes either way for idle_timeout_ms and nothing owed to the client.
   bool idle(std::uint64_t now_ms) const;
+  // A request frame begun and not finished within listener.frame_timeout_ms
+  // of reading it (a peer trickling bytes to hold memory and a slot).
+  bool frame_overdue(std::uint64_t now_ms) const;
+  std::size_t partial_frame_bytes() const { return reader_.buffered_bytes(); }
 
   std::uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
@@ -82,16 +86,23 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
  private:
   struct Pending {
     std::optional<Bytes> frame;  // filled: ready to write once it reaches the front
+    MemoryCharge charge;         // the filled frame's bytes, until written
   };
 
   void on_data(ByteView data);
   void on_peer_closed(int status);
   void process_frames();
+  bool can_take_request() const;
   bool can_process() const;
+  void count_admitted(std::size_t ready_before, bool was_partial);
   void apply_read_state();
   void schedule_processing();
   void flush();
   void finish_close();
+  bool finishing_admitted_frame() const;
+  std::shared_ptr<const Bytes> charged(Bytes frame);
+  void charge_frames();
+  bool admit_waiting_frame();
 
   std::shared_ptr<FrontendContext> context_;
   net::TcpConnection connection_;
@@ -101,6 +112,14 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::string software_name_;
   std::string software_version_;
   FrameReader reader_;
+  // The frames reader_ holds, partial ones at their announced size.
+  MemoryCharge frames_charge_;
+  // The partial frame began while reads were allowed: it may be read to its
+  // end through a pause (its bytes were reserved at its prefix), while one
+  // begun during a pause waits for the pause to end.
+  bool partial_admitted_ = false;
+  std::size_t admitted_ready_ = 0;              // complete frames, oldest first, admitted so
+  std::uint64_t partial_reading_since_ms_ = 0;  // 0: no partial frame being read
   std::deque<Pending> pending_;
   std::uint64_t first_pending_seq_ = 0;  // seq of pending_.front()
   std::uint64_t next_seq_ = 0;

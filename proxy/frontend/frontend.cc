@@ -22,7 +22,7 @@ Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, Top
 Frontend::~Frontend() {
   stop();
   // A late sink callback must not reach a destroyed front end.
-  context_->sink.set_memory_available_listener(nullptr);
+  context_->sink.memory_budget().set_available_listener(nullptr);
 }
 
 std::expected<void, std::string> Frontend::start() {
@@ -39,7 +39,7 @@ std::expected<void, std::string> Frontend::start() {
 
   // Called from inside the sink's own completion path: resume on the next
   // loop turn, so the requests that resuming answers don't re-enter it.
-  context_->sink.set_memory_available_listener([this, alive = std::weak_ptr<bool>(alive_)] {
+  context_->sink.memory_budget().set_available_listener([this, alive = std::weak_ptr<bool>(alive_)] {
     if (alive.lock()) defer([this] { resume(); });
   });
 
@@ -113,11 +113,12 @@ void Frontend::forget(std::uint64_t session_id) {
   context_->observer.on_client_connections(context_->counters.client_connections);
 }
 
-// After runs were submitted: at or over the sink's budget, stop reading from
-// every client (docs/design/ARCHITECTURE.md rule 5) until the sink says memory is back.
+// After runs were submitted or frame bytes read: at or over the one budget,
+// stop reading from every client (docs/design/ARCHITECTURE.md rule 5) until
+// the budget says memory is back.
 void Frontend::maybe_pause() {
   FrontendContext& ctx = *context_;
-  if (ctx.paused || ctx.stopped || !ctx.sink.over_memory_budget()) return;
+  if (ctx.paused || ctx.stopped || !ctx.sink.memory_budget().over()) return;
   ctx.paused = true;
   ctx.paused_since_ms = uv_now(loop_);
   ctx.counters.backpressure_active = true;
@@ -128,9 +129,10 @@ void Frontend::maybe_pause() {
   const bool say = ctx.paused_since_ms >= last_pause_log_ms_ + kPauseLogIntervalMs || last_pause_log_ms_ == 0;
   if (say) last_pause_log_ms_ = ctx.paused_since_ms;
   frontend::log().log(say ? spdlog::level::info : spdlog::level::debug,
-                      "back-pressure: the pipeline is over its memory budget, pausing reads from {} clients "
+                      "back-pressure: {} of {} bytes of memory budget in use, pausing reads from {} clients "
                       "(pause {} since start)",
-                      sessions_.size(), ctx.counters.backpressure_pauses_total);
+                      ctx.sink.memory_budget().used(), ctx.sink.memory_budget().limit(), sessions_.size(),
+                      ctx.counters.backpressure_pauses_total);
   for (auto& [id, s] : sessions_) s->update_reading();
 }
 
@@ -156,6 +158,13 @@ void Frontend::sweep() {
   for (auto& s : sessions_in_turn()) {
     if (s->idle(now)) {
       frontend::log().info("closing {}: idle for {} ms", s->describe(), context_->config.idle_timeout_ms);
+      s->close_now();
+      continue;
+    }
+    if (s->frame_overdue(now)) {
+      ++context_->counters.connections_closed_for_errors_total;
+      frontend::log().warn("closing {}: a request frame was not complete {} ms after its first byte ({} bytes held)",
+                           s->describe(), context_->config.frame_timeout_ms, s->partial_frame_bytes());
       s->close_now();
       continue;
     }

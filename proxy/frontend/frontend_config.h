@@ -21,10 +21,13 @@ struct FrontendConfig {
   net::HostPort advertised_address{"", 0};
   std::size_t max_connections = 1024;
   // Checked from the 4-byte size prefix, before any of the frame is buffered.
-  std::size_t max_request_bytes = 104857600;
+  std::size_t max_request_bytes = 16777216;
   // A connection with no bytes in either direction and nothing pending for
   // this long is closed (Kafka's connections.max.idle.ms).
   std::int64_t idle_timeout_ms = 600000;
+  // A request frame must arrive whole within this from its first byte (time
+  // its reads were paused by back-pressure not counted); 0: no limit.
+  std::int64_t frame_timeout_ms = 30000;
 
   // Requests read from one connection and not yet answered. Kafka brokers read
   // one request per connection at a time; we allow pipelining (a client's

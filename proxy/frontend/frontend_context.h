@@ -26,7 +26,8 @@ struct FrontendContext {
         sink(s),
         topics(t),
         observer(o ? *o : fallback_observer),
-        client_producers(with_start_id(config.client_producers)) {}
+        client_producers(with_start_id(config.client_producers)),
+        client_producers_charge(s.memory_budget().charge(MemoryUse::kClientProducers, 0)) {}
 
   FrontendObserver fallback_observer;  // first: `observer` may refer to it
   uv_loop_t* loop;
@@ -38,6 +39,8 @@ struct FrontendContext {
   // Producer ids of idempotent clients and their batches' dedup state, shared
   // by every session: a client retries on a new connection.
   ClientProducers client_producers;
+  MemoryCharge client_producers_charge;
+  void charge_client_producers() { client_producers_charge.set(client_producers.memory_bytes()); }
   AdvertisedBroker advertised;  // resolved once the listener is bound
   bool stopped = false;         // the front end is gone: handlers answer nothing more
 

@@ -47,6 +47,7 @@ InitProducerIdResponse answer(ClientSession& session, const InitProducerIdReques
   FrontendContext& ctx = session.context();
   const InitProducerIdAnswer a =
       ctx.client_producers.init_producer_id(request.producer_id.value, request.producer_epoch.value, uv_now(ctx.loop));
+  ctx.charge_client_producers();
   if (a.error != ErrorCode::kNone) {
     frontend::log().warn("{}: InitProducerId answered {} ({} client producers, all busy)", session.describe(),
                          error_name(a.error), ctx.client_producers.producers());

@@ -198,10 +198,11 @@ ProduceConversion convert_produce_request(
         entry.client_batch.reset();
         continue;
       }
-      // What the run holds in memory: the client's bytes it keeps alive and
-      // all that was decoded for it (decompressed bytes, record and header
+      // What the run holds in memory beside the client's frame (which the
+      // front end charges once, whole, for as long as any run pins it): all
+      // that was decoded for it (decompressed bytes, record and header
       // views, the run's records).
-      entry.run.size_bytes = set.size() + (decoded.used() - decoded_before);
+      entry.run.size_bytes = decoded.used() - decoded_before;
       entry.run.storage = std::move(storage);
       out.records += entry.run.records.size();
       out.wire_bytes += set.size();

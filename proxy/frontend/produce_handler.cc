@@ -231,6 +231,7 @@ void submit_client_batch(ClientSession& session, PartitionProduce& p,
                          std::function<void(const ClientBatchOutcome&)> answer) {
   FrontendContext& ctx = session.context();
   const BatchCheck c = ctx.client_producers.check(p.topic, p.partition, *p.client_batch, uv_now(ctx.loop));
+  ctx.charge_client_producers();
   count_check(ctx, session, p, c);
   switch (c.verdict) {
     case BatchVerdict::kDuplicateAcked:
@@ -247,6 +248,7 @@ void submit_client_batch(ClientSession& session, PartitionProduce& p,
     const ClientBatchOutcome o = outcome_of(r);
     // The front end may be gone; the state is not (the context is shared).
     for (BatchWaiter& w : context->client_producers.complete(handle, o)) w(o);
+    context->charge_client_producers();
     answer(o);
   };
   ctx.sink.submit(p.topic, p.partition, std::move(p.run), std::move(done));

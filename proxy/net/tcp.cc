@@ -27,6 +27,7 @@ char* loop_read_buffer() {
 struct WriteRequest {
   uv_write_t req{};
   Bytes data;
+  std::shared_ptr<void> keep;
 };
 
 std::string name_of(const sockaddr_storage& ss) {
@@ -217,11 +218,12 @@ bool TcpConnection::reading() const {
   return state_ && state_->reading;
 }
 
-void TcpConnection::write(Bytes data) {
+void TcpConnection::write(Bytes data, std::shared_ptr<void> keep) {
   State* s = state_.get();
   if (!s || !s->open || data.empty()) return;
   auto* w = new WriteRequest;
   w->data = std::move(data);
+  w->keep = std::move(keep);
   w->req.data = w;
   uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(w->data.data()), static_cast<unsigned>(w->data.size()));
   const int rc =

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -41,7 +42,8 @@ class TcpConnection {
   void stop_reading();
   bool reading() const;
 
-  void write(Bytes data);
+  // `keep` lives until libuv is done with the bytes (a memory charge).
+  void write(Bytes data, std::shared_ptr<void> keep = nullptr);
   std::size_t write_queue_bytes() const;
 
   // Closes now; queued writes are cancelled. on_close is not called for a

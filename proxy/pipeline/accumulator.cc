@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "proxy/records/record_batch.h"
 #include "proxy/records/record_batch_builder.h"
 
 namespace pp {
@@ -25,8 +26,7 @@ std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done
   }
   tracker->run = std::move(run);
   tracker->done = std::move(done);
-  buffered_bytes_ += tracker->run.size_bytes;
-  if (over_budget()) memory_was_over_ = true;
+  tracker->charge = memory_.charge(MemoryUse::kDecodedRecords, tracker->run.size_bytes);
   ++runs_outstanding_;
   if (tracker->run.records.empty()) deferred_finish_.push_back(tracker);  // nothing to send; answered later
   return tracker;
@@ -57,7 +57,11 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   options.producer_epoch = id.epoch.value;
   options.base_sequence = p.next_sequence();
   options.compression = config_.compression;
-  RecordBatchBuilder builder(options, config_.batch_bytes);
+  // Sized for what is queued (an upper bound), not batch_bytes: a built
+  // batch keeps its buffer until acknowledged, and a 1 MiB buffer per small
+  // batch held more than twice the budget under a stalled upstream.
+  RecordBatchBuilder builder(
+      options, std::min(config_.batch_bytes, record_batch_layout::kHeaderSize + p.queued_estimate_bytes()));
 
   auto batch = std::make_shared<ProducerBatch>();
   batch->tp = p.tp();
@@ -92,6 +96,9 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   }
   batch->record_count = builder.record_count();
   batch->bytes = builder.build();
+  // Held until the batch is acknowledged or fails: a stalled upstream keeps
+  // every built batch alive beside the runs it carries.
+  batch->charge = memory_.charge(MemoryUse::kUpstreamBatches, batch->bytes.capacity());
   p.assign(batch);
   spdlog::trace("{}: new batch seq {}..{} ({} records, {} bytes, ordinal {})", p.tp().to_string(), batch->base_sequence,
                 batch->last_sequence(), batch->record_count, batch->bytes.size(), batch->ordinal);
@@ -148,12 +155,8 @@ void Accumulator::finish_piece(const BatchPiece& piece, const RunResult* success
 void Accumulator::finish_run(RunTracker& run) {
   if (run.finished) return;
   run.finished = true;
-  buffered_bytes_ -= run.run.size_bytes;
   --runs_outstanding_;
-  if (memory_was_over_ && buffered_bytes_ <= config_.buffer_memory_bytes / 10 * 9) {
-    memory_was_over_ = false;
-    if (memory_listener_) memory_listener_();
-  }
+  run.charge.reset();
   auto done = std::move(run.done);
   const RunResult result = run.result;
   run.run = RecordRun{};  // release the client's bytes now

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/base/memory_budget.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/pipeline_observer.h"
@@ -21,16 +22,15 @@ namespace pp {
 
 class Accumulator {
  public:
-  Accumulator(const PipelineConfig& config, PipelineObserver& observer) : config_(config), observer_(observer) {}
+  Accumulator(const PipelineConfig& config, PipelineObserver& observer, MemoryBudget& memory)
+      : config_(config), observer_(observer), memory_(memory) {}
 
-  // Takes a run: stamps missing timestamps, charges the budget. An empty run
+  // Takes a run: stamps missing timestamps, charges its decoded records to
+  // the budget (the client's frame is charged by the front end). An empty run
   // is answered on the next take_deferred(), never inside the call.
   std::shared_ptr<RunTracker> admit(RecordRun run, RunCompletion done, std::int64_t now);
   void enqueue(PartitionState& p, std::shared_ptr<RunTracker> run);
 
-  bool over_budget() const { return buffered_bytes_ >= config_.buffer_memory_bytes; }
-  void set_memory_available_listener(std::function<void()> listener) { memory_listener_ = std::move(listener); }
-  std::size_t buffered_bytes() const { return buffered_bytes_; }
   bool idle() const { return runs_outstanding_ == 0; }
   bool has_deferred() const { return !deferred_finish_.empty(); }
   void finish_deferred();
@@ -53,9 +53,7 @@ class Accumulator {
 
   const PipelineConfig& config_;
   PipelineObserver& observer_;
-  std::size_t buffered_bytes_ = 0;
-  bool memory_was_over_ = false;
-  std::function<void()> memory_listener_;
+  MemoryBudget& memory_;
   std::size_t runs_outstanding_ = 0;
   bool flushing_ = false;
   std::vector<std::shared_ptr<RunTracker>> deferred_finish_;

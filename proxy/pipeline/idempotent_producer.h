@@ -41,10 +41,9 @@ class IdempotentProducer final : public RecordSink {
 
   // Takes a run for topic/partition; `done` runs exactly once, later.
   void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) override;
-  bool over_memory_budget() const override { return accumulator_.over_budget(); }
-  void set_memory_available_listener(std::function<void()> listener) override {
-    accumulator_.set_memory_available_listener(std::move(listener));
-  }
+  MemoryBudget& memory_budget() override { return memory_; }
+  const MemoryBudget& memory_budget() const { return memory_; }
+  bool over_memory_budget() const { return memory_.over(); }
 
   void on_metadata(const MetadataUpdate& update);
 
@@ -59,7 +58,8 @@ class IdempotentProducer final : public RecordSink {
   // Deadline reached: every run not yet ended fails with `error`.
   void abort_all(ErrorCode error);
 
-  std::size_t buffered_bytes() const { return accumulator_.buffered_bytes(); }
+  // Everything charged to the one budget, the front end's share included.
+  std::size_t buffered_bytes() const { return memory_.used(); }
   bool idle() const { return accumulator_.idle(); }
   IdentityState identity_state() const { return identity_.state(); }
   ErrorCode fatal_error() const { return identity_.fatal_error(); }
@@ -130,7 +130,8 @@ class IdempotentProducer final : public RecordSink {
   std::function<void()> wakeup_;
 
   ProducerIdentity identity_{*observer_};
-  Accumulator accumulator_{config_, *observer_};
+  MemoryBudget memory_{config_.buffer_memory_bytes};
+  Accumulator accumulator_{config_, *observer_, memory_};
   TopicTable topics_;
   Sender sender_{config_, upstream_, accumulator_, identity_, topics_, *observer_};
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "proxy/base/bytes.h"
+#include "proxy/base/memory_budget.h"
 #include "proxy/pipeline/record_run.h"
 #include "proxy/pipeline/topic_partition.h"
 #include "proxy/protocol/types.h"
@@ -25,6 +26,7 @@ struct RunTracker {
   std::uint32_t records_batched = 0;      // how many of its records are in batches
   bool finished = false;
   RunResult result;
+  MemoryCharge charge;  // the run's decoded records, until it finishes
 
   bool fully_batched() const { return records_batched == run.records.size(); }
 };
@@ -47,6 +49,7 @@ struct ProducerBatch {
   TopicPartition tp;
   std::vector<BatchPiece> pieces;
   Bytes bytes;
+  MemoryCharge charge;  // `bytes`, until the batch is gone
   std::int32_t record_count = 0;
   std::int64_t created_ms = 0;  // its oldest run's arrival: delivery timeout counts from here
 

@@ -31,7 +31,8 @@ struct RecordRun {
   // decompressed buffer); released when the run completes.
   std::shared_ptr<const void> storage;
   std::vector<RunRecord> records;
-  // What this run costs against buffer_memory_bytes.
+  // What this run costs against buffer_memory_bytes beside its storage's
+  // client frame (charged by the front end).
   std::size_t size_bytes = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "proxy/base/memory_budget.h"
 #include "proxy/pipeline/record_run.h"
 
 namespace pp {
@@ -18,12 +19,11 @@ class RecordSink {
   // `done` runs exactly once, never inside submit().
   virtual void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) = 0;
 
-  // Back-pressure (rule of the house 5): at or over buffer_memory_bytes, the
-  // caller stops reading from its clients...
-  virtual bool over_memory_budget() const = 0;
-  // ...until this fires, once buffered bytes are back under the low-water
-  // mark (90% of the budget).
-  virtual void set_memory_available_listener(std::function<void()> listener) = 0;
+  // Back-pressure (rule of the house 5): the one budget the sink charges its
+  // runs and batches to, and the caller charges what it holds for them
+  // (request frames, responses). At or over it, the caller stops reading
+  // from its clients until its available listener fires (90% of the limit).
+  virtual MemoryBudget& memory_budget() = 0;
 };
 
 }  // namespace pp

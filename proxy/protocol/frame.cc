@@ -32,12 +32,17 @@ Decoded<void> FrameReader::append(ByteView data) {
         return std::unexpected(DecodeError{DecodeErrorKind::kTooLarge, stream_offset_ - 4, "frame_size"});
       }
       partial_.emplace();
+      ++frames_started_;
       // Grow with the bytes that arrive: a peer announcing a large frame and
       // trickling it must not make us hold the whole size up front.
       partial_->reserve(std::min<std::size_t>(static_cast<std::size_t>(size), kInitialFrameReserve));
       partial_need_ = static_cast<std::size_t>(size);
     }
     const std::size_t take = std::min(data.size(), partial_need_ - partial_->size());
+    // Past the first 64 KiB, straight to the announced size: doubling would
+    // leave up to twice the frame allocated, and the memory budget has
+    // reserved the announced size from the prefix on anyway.
+    if (partial_->size() + take > partial_->capacity()) partial_->reserve(partial_need_);
     partial_->insert(partial_->end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
     data = data.subspan(take);
     stream_offset_ += take;

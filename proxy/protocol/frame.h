@@ -28,6 +28,21 @@ class FrameReader {
   std::size_t ready_frames() const { return ready_.size(); }
   // Bytes held: complete frames plus the partial one.
   std::size_t buffered_bytes() const { return buffered_; }
+  // Bytes the partial frame announced and has not received yet: a memory
+  // budget may reserve a frame from its prefix on, as Kafka's MemoryPool
+  // does, while the buffer itself grows as bytes come.
+  std::size_t partial_remaining() const { return partial_ ? partial_need_ - partial_->size() : 0; }
+  // Bytes of the oldest `n` complete frames.
+  std::size_t ready_bytes(std::size_t n) const {
+    std::size_t sum = 0;
+    for (std::size_t i = 0; i < n && i < ready_.size(); ++i) sum += ready_[i].size();
+    return sum;
+  }
+  std::size_t partial_bytes() const { return partial_ ? partial_->size() : 0; }
+  // A frame's size prefix was read and its last byte was not.
+  bool in_partial_frame() const { return partial_.has_value(); }
+  // Frames whose size prefix was read, ever: tells a caller a new one began.
+  std::uint64_t frames_started() const { return frames_started_; }
   // Total bytes consumed from the stream so far (for error offsets).
   std::size_t stream_offset() const { return stream_offset_; }
 
@@ -40,6 +55,7 @@ class FrameReader {
   std::deque<Bytes> ready_;
   std::size_t buffered_ = 0;
   std::size_t stream_offset_ = 0;
+  std::uint64_t frames_started_ = 0;
   bool failed_ = false;
 };
 

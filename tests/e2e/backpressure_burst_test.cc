@@ -7,7 +7,7 @@ namespace pp::e2e {
 namespace {
 
 TEST(BackpressureBurst, ABurstOverTheBudgetIsPausedAndDeliveredCompletely) {
-  auto pauses = std::make_shared<PhraseCounter>("back-pressure: the pipeline is over its memory budget");
+  auto pauses = std::make_shared<PhraseCounter>("of memory budget in use, pausing reads");
   frontend::log().sinks().push_back(pauses);  // before the proxy's loop thread logs
   SharedProxy& env = shared_proxy("burst");   // buffer_memory_bytes = 256 KiB
   ASSERT_TRUE(env.proxy->ready()) << env.proxy->error();

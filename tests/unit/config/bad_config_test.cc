@@ -137,7 +137,14 @@ TEST(BadConfig, ImpossibleCombinations) {
                           "producer.linger_ms + upstream.request_timeout_ms (5 + 200000)"));
   EXPECT_THAT(errors_of(std::string(kMinimal) + "[producer]\nbuffer_memory_bytes = 1024\n"),
               ElementsAre("pp.toml:4:23: producer.buffer_memory_bytes (1024) must be at least "
-                          "producer.batch_bytes (1048576)"));
+                          "producer.batch_bytes (1048576)",
+                          "pp.toml:4:23: listener.max_request_bytes (16777216) must be at most "
+                          "producer.buffer_memory_bytes (1024)"));
+  // A frame is charged from its size prefix: one larger than the budget could
+  // hold every other client up while it arrives.
+  EXPECT_THAT(errors_of(std::string(kMinimal) + "[listener]\nmax_request_bytes = 104857600\n"),
+              ElementsAre("pp.toml:4:21: listener.max_request_bytes (104857600) must be at most "
+                          "producer.buffer_memory_bytes (67108864)"));
   EXPECT_THAT(errors_of(std::string(kMinimal) + "[producer]\nretry_backoff_max_ms = 50\n"),
               ElementsAre("pp.toml:4:24: producer.retry_backoff_max_ms (50) must be at least "
                           "producer.retry_backoff_ms (100)"));

@@ -35,22 +35,20 @@ class FakeSink : public RecordSink {
     RecordRun run;
     RunCompletion done;
     bool completed = false;
+    MemoryCharge charge;
   };
 
   void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) override {
-    buffered_ += run.size_bytes;
-    if (over_memory_budget()) was_over_ = true;
-    submissions.push_back(Submission{topic, partition, std::move(run), std::move(done), false});
+    MemoryCharge charge = memory_.charge(MemoryUse::kDecodedRecords, run.size_bytes);
+    submissions.push_back(Submission{topic, partition, std::move(run), std::move(done), false, std::move(charge)});
   }
-  bool over_memory_budget() const override { return budget_ > 0 && buffered_ >= budget_; }
-  void set_memory_available_listener(std::function<void()> listener) override { listener_ = std::move(listener); }
+  MemoryBudget& memory_budget() override { return memory_; }
 
   // Completes submission `i` with a base offset (or an error).
   void complete(std::size_t i, std::int64_t base_offset, ErrorCode error = ErrorCode::kNone) {
     Submission& s = submissions.at(i);
     ASSERT_FALSE(s.completed);
     s.completed = true;
-    buffered_ -= s.run.size_bytes;
     RunResult r;
     r.error = error;
     r.base_offset = error == ErrorCode::kNone ? base_offset : -1;
@@ -60,23 +58,20 @@ class FakeSink : public RecordSink {
     auto done = std::move(s.done);
     s.run.records.clear();
     s.run.storage.reset();
+    s.charge.reset();
     if (done) done(r);
-    if (was_over_ && buffered_ < budget_ && listener_) {
-      was_over_ = false;
-      listener_();
-    }
   }
-  void set_budget(std::size_t bytes) { budget_ = bytes; }
-  std::size_t buffered() const { return buffered_; }
-  bool has_listener() const { return static_cast<bool>(listener_); }
+  // 0: never over.
+  void set_budget(std::size_t bytes) { memory_.set_limit(bytes == 0 ? SIZE_MAX : bytes); }
+  // Everything charged: the runs' records and the front end's frames and responses.
+  std::size_t buffered() const { return memory_.used(); }
+  std::size_t buffered(MemoryUse use) const { return memory_.used(use); }
+  bool has_listener() const { return memory_.has_available_listener(); }
 
   std::deque<Submission> submissions;
 
  private:
-  std::size_t budget_ = 0;  // 0: never over
-  std::size_t buffered_ = 0;
-  bool was_over_ = false;
-  std::function<void()> listener_;
+  MemoryBudget memory_{SIZE_MAX};
 };
 
 // Answers describe() on a later loop turn from a fixed table.
@@ -162,6 +157,8 @@ class TestClient {
   TestClient& operator=(const TestClient&) = delete;
 
   bool connected() const { return connected_; }
+  // A small receive buffer makes a client that does not read fill up fast.
+  void set_receive_buffer(int bytes) { ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes); }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

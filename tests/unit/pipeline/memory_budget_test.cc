@@ -1,0 +1,95 @@
+// The one memory budget (issue 14): charges, the low-water listener, and the
+// pipeline's share of it (runs until they finish, built batches until they
+// are acknowledged).
+#include "proxy/base/memory_budget.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/pipeline/pipeline_fixture.h"
+
+namespace pp::testing {
+namespace {
+
+TEST(MemoryBudgetTest, ChargesAddUpByUseAndAreReturnedWhenDropped) {
+  MemoryBudget budget(1000);
+  {
+    MemoryCharge frames = budget.charge(MemoryUse::kRequestFrames, 300);
+    MemoryCharge batches = budget.charge(MemoryUse::kUpstreamBatches, 200);
+    EXPECT_EQ(budget.used(), 500u);
+    EXPECT_EQ(budget.used(MemoryUse::kRequestFrames), 300u);
+    frames.set(700);
+    EXPECT_EQ(budget.used(), 900u);
+    MemoryCharge moved = std::move(frames);
+    EXPECT_EQ(budget.used(), 900u) << "a move transfers, it does not double or drop";
+    EXPECT_EQ(frames.bytes(), 0u);  // NOLINT(bugprone-use-after-move): checking the moved-from state
+    moved.set(100);
+    EXPECT_EQ(budget.used(MemoryUse::kRequestFrames), 100u);
+  }
+  EXPECT_EQ(budget.used(), 0u);
+}
+
+TEST(MemoryBudgetTest, TheListenerFiresOnceBackAtNinetyPercentAfterBeingOver) {
+  MemoryBudget budget(1000);
+  int fired = 0;
+  budget.set_available_listener([&] { ++fired; });
+  MemoryCharge a = budget.charge(MemoryUse::kDecodedRecords, 950);
+  a.set(800);
+  EXPECT_EQ(fired, 0) << "never over: nobody paused, nobody to wake";
+  a.set(1000);
+  EXPECT_TRUE(budget.over());
+  a.set(950);
+  EXPECT_EQ(fired, 0) << "still above the low-water mark";
+  a.set(900);
+  EXPECT_EQ(fired, 1);
+  a.reset();
+  EXPECT_EQ(fired, 1) << "once per time over";
+}
+
+TEST(MemoryBudgetTest, AChargeMayOutliveItsBudget) {
+  MemoryCharge survivor;
+  {
+    MemoryBudget budget(10);
+    survivor = budget.charge(MemoryUse::kResponses, 5);
+  }
+  survivor.set(1);
+  survivor.reset();
+  SUCCEED() << "no use of a freed budget (ASan would say)";
+}
+
+class PipelineMemoryTest : public PipelineFixture {};
+
+TEST_F(PipelineMemoryTest, ABuiltBatchIsChargedUntilAcknowledgedAndTheRunUntilItFinishes) {
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  submit("t", 0, 3);
+  const MemoryBudget& budget = producer->memory_budget();
+  EXPECT_GT(budget.used(MemoryUse::kDecodedRecords), 0u);
+  EXPECT_EQ(budget.used(MemoryUse::kUpstreamBatches), 0u) << "nothing built before it may be sent";
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  const std::size_t batch_bytes = upstream.outstanding.front().batches[0].bytes.size();
+  EXPECT_GE(budget.used(MemoryUse::kUpstreamBatches), batch_bytes)
+      << "a stalled upstream holds built batches beside their runs: both count";
+  EXPECT_LT(budget.used(MemoryUse::kUpstreamBatches), 2 * batch_bytes)
+      << "a small batch's buffer is sized for its records, not for batch_bytes (1 MiB)";
+  {
+    auto sent = upstream.take();  // holds the request's done, and so the batch
+    ScriptedUpstream::answer(sent, [](const SentBatch&) { return ok(0); });
+  }
+  poll();
+  ASSERT_TRUE(results[0].has_value());
+  EXPECT_EQ(budget.used(), 0u);
+}
+
+TEST_F(PipelineMemoryTest, BuiltBatchesCountTowardsTheBudgetThatPausesClients) {
+  config.buffer_memory_bytes = 4096;
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  submit("t", 0, 1, std::string(3000, 'x'));
+  EXPECT_FALSE(producer->over_memory_budget());
+  poll();  // built: the run and its batch both held now
+  EXPECT_TRUE(producer->over_memory_budget()) << "run 3000 bytes + batch 3000+ bytes > 4096";
+}
+
+}  // namespace
+}  // namespace pp::testing
