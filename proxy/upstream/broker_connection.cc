@@ -73,6 +73,7 @@ BrokerConnection::BrokerConnection(uv_loop_t* loop, net::Deferred& deferred, std
 
 BrokerConnection::~BrokerConnection() {
   self_.reset();  // callbacks already posted see we are gone
+  transport_.close();
   tcp_.close();
 }
 
@@ -155,16 +156,34 @@ void BrokerConnection::on_connected(std::uint64_t session, int status) {
     close_session(std::string("connect failed: ") + uv_strerror(status), Cause::kPeer);
     return;
   }
+  Transport::Callbacks callbacks{[this] { on_transport_established(); }, [this](ByteView data) { on_data(data); },
+                                 [this](const TransportClosed& closed) { on_transport_closed(closed); }};
+  if (auto started = transport_.start(std::move(tcp_), options_.security, address_.host, std::move(callbacks));
+      !started) {
+    on_transport_closed(started.error());
+    return;
+  }
+  if (transport_.established()) {
+    on_transport_established();
+  } else {
+    log().debug("{}: connected, TLS handshake", describe());
+  }
+}
+
+// Connected for the state machine only now: a TLS handshake still counted
+// against the connect timeout.
+void BrokerConnection::on_transport_established() {
+  if (state_ != State::kConnecting) return;
   state_ = State::kNegotiating;
-  tcp_.set_callbacks(
-      [this](ByteView data) { on_data(data); },
-      [this](int st) {
-        close_session(st == 0 ? std::string("closed by the broker") : std::string("socket error: ") + uv_strerror(st),
-                      Cause::kPeer);
-      });
-  tcp_.start_reading();
-  log().debug("{}: connected, sending ApiVersions v{}", describe(), api_versions_version_);
+  log().debug("{}: connected ({}), sending ApiVersions v{}", describe(), transport_.describe(), api_versions_version_);
   send_api_versions();
+}
+
+void BrokerConnection::on_transport_closed(const TransportClosed& closed) {
+  if (!closed.auth_failure.empty() && options_.on_auth_failure) options_.on_auth_failure(*this, closed.auth_failure);
+  const std::string reason =
+      closed.auth_failure.empty() ? closed.reason : closed.reason + " [" + std::string(closed.auth_failure) + "]";
+  close_session(reason, Cause::kPeer);
 }
 
 void BrokerConnection::send_api_versions() {
@@ -232,7 +251,7 @@ void BrokerConnection::write(Pending pending) {
   // Outstanding before the write: a write that fails at once closes the
   // session, and that must fail this request too.
   in_flight_.push_back(std::move(pending));
-  tcp_.write(std::move(frame));
+  transport_.write(std::move(frame));
 }
 
 void BrokerConnection::arm_timeout_timer() {

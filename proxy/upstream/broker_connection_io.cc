@@ -88,6 +88,7 @@ void BrokerConnection::close_session(std::string_view reason, Cause cause) {
   if (was == State::kDisconnected) return;
   ++session_;
   state_ = State::kDisconnected;
+  transport_.close();
   tcp_.close();
   frame_reader_.reset();
   timeout_timer_.stop();
