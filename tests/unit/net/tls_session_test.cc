@@ -187,7 +187,7 @@ TEST(TlsContext, FilesThatDoNotLoadAreNamedWithoutTheirContents) {
 
   auto mismatched = TlsContext::client(TlsFiles{pki.ca_file, pki.client.cert, pki.broker.key});
   ASSERT_FALSE(mismatched.has_value());
-  EXPECT_NE(mismatched.error().find("does not match"), std::string::npos) << mismatched.error();
+  EXPECT_NE(mismatched.error().find("mismatch"), std::string::npos) << mismatched.error();
   EXPECT_EQ(mismatched.error().find("PRIVATE KEY"), std::string::npos);
 }
 
