@@ -179,8 +179,12 @@ void BrokerConnection::on_transport_established() {
   send_api_versions();
 }
 
+void BrokerConnection::report_auth_failure(std::string_view reason) {
+  if (options_.on_auth_failure) options_.on_auth_failure(*this, reason);
+}
+
 void BrokerConnection::on_transport_closed(const TransportClosed& closed) {
-  if (!closed.auth_failure.empty() && options_.on_auth_failure) options_.on_auth_failure(*this, closed.auth_failure);
+  if (!closed.auth_failure.empty()) report_auth_failure(closed.auth_failure);
   const std::string reason =
       closed.auth_failure.empty() ? closed.reason : closed.reason + " [" + std::string(closed.auth_failure) + "]";
   close_session(reason, Cause::kPeer);
@@ -270,7 +274,13 @@ void BrokerConnection::arm_timeout_timer() {
 void BrokerConnection::check_timeouts() {
   const std::uint64_t t = now();
   if (state_ == State::kConnecting && t >= connect_deadline_ms_) {
-    close_session("connect timed out after " + std::to_string(options_.connect_timeout_ms) + " ms", Cause::kTimeout);
+    // TCP connected (the transport holds a session) but no TLS handshake
+    // yet: a peer that accepts and says nothing, an auth failure too.
+    const bool handshaking = transport_.tls();
+    if (handshaking) report_auth_failure(net::metric_reason(net::TlsFailureKind::kHandshake));
+    close_session(std::string(handshaking ? "TLS handshake" : "connect") + " timed out after " +
+                      std::to_string(options_.connect_timeout_ms) + " ms" + (handshaking ? " [tls_handshake]" : ""),
+                  Cause::kTimeout);
     return;
   }
   const Pending* expired = nullptr;

@@ -137,6 +137,7 @@ class BrokerConnection {
   void on_connected(std::uint64_t session, int status);
   void on_transport_established();
   void on_transport_closed(const TransportClosed& closed);
+  void report_auth_failure(std::string_view reason);
   void send_api_versions();
   void on_api_versions(const ApiVersionsResponse& response, std::int16_t sent_version);
   void enqueue(ApiKey key, std::int16_t version, Bytes frame, std::unique_ptr<ResponseSink> sink);

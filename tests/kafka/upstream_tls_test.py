@@ -203,6 +203,14 @@ class UpstreamTls(unittest.TestCase):
         self.produce_exactly_once(proxy, client, "tls-plain")
         # The listener speaks SSL only: a plaintext proxy could not have got ready.
         self.assertEqual(auth_failures(metrics), {})
+        # SIGHUP re-reads the files; the sessions up are kept, not dropped.
+        proxy.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 30
+        while "connections up now are kept" not in proxy.text() and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertIn("SIGHUP: upstream TLS files re-read", proxy.text())
+        self.produce_exactly_once(proxy, client, "tls-after-sighup")
+        self.assertNotIn("disconnected", proxy.text())
 
     def test_mtls_exactly_once(self):
         proxy, client, metrics = self.start_proxy(self.kafka.ssl_bootstrap("MTLS"), ca_file=self.pki.ca_file,
