@@ -187,7 +187,7 @@ void BrokerConnection::on_transport_closed(const TransportClosed& closed) {
   if (!closed.auth_failure.empty()) report_auth_failure(closed.auth_failure);
   const std::string reason =
       closed.auth_failure.empty() ? closed.reason : closed.reason + " [" + std::string(closed.auth_failure) + "]";
-  close_session(reason, Cause::kPeer);
+  close_session(reason, closed.auth_failure.empty() ? Cause::kPeer : Cause::kAuthentication);
 }
 
 void BrokerConnection::send_api_versions() {

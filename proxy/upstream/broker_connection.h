@@ -150,7 +150,9 @@ class BrokerConnection {
   void end_throttle();
   void maybe_finish_retiring();
 
-  enum class Cause : std::uint8_t { kRequested, kPeer, kProtocolError, kTimeout };
+  // kAuthentication: the peer refused us (a TLS handshake); never a reason
+  // to retry ApiVersions at v0.
+  enum class Cause : std::uint8_t { kRequested, kPeer, kProtocolError, kTimeout, kAuthentication };
   void close_session(std::string_view reason, Cause cause);
   std::size_t fail_outstanding(Cause cause);
   void log_close(State was, std::string_view reason, Cause cause, bool negotiation_fallback,

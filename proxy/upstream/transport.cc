@@ -95,8 +95,10 @@ void Transport::fail(std::string reason, std::string_view auth_failure) {
 }
 
 void Transport::fail_tls(const net::TlsFailure& failure) {
-  fail((established_ ? "TLS failed: " : "TLS handshake failed: ") + failure.reason,
-       authenticated() ? std::string_view() : net::metric_reason(failure.kind));
+  const char* what = !established_      ? "TLS handshake failed: "
+                     : !authenticated() ? "TLS failed before the broker's first answer (refused after the handshake): "
+                                        : "TLS failed: ";
+  fail(what + failure.reason, authenticated() ? std::string_view() : net::metric_reason(failure.kind));
 }
 
 std::string Transport::describe() const {

@@ -26,8 +26,9 @@ class TlsBroker : public LoopTest {
     deferred_.reset();
   }
 
-  void start_broker(const pp::test::KeyPair& cert, ScriptedBroker::Handler handler = nullptr) {
-    auto context = net::TlsContext::server(cert.cert, cert.key);
+  void start_broker(const pp::test::KeyPair& cert, ScriptedBroker::Handler handler = nullptr,
+                    const std::string& client_ca = "") {
+    auto context = net::TlsContext::server(cert.cert, cert.key, client_ca);
     ASSERT_TRUE(context.has_value()) << context.error();
     broker_ = std::make_unique<ScriptedBroker>(&loop_, std::move(handler), true, *context);
   }
@@ -87,6 +88,19 @@ TEST_F(TlsBroker, UntrustedCertificateIsCountedAndRetriedWithBackoff) {
   EXPECT_EQ(capture_->count("warning: broker 7 (127.0.0.1:"), 1u);
   EXPECT_TRUE(capture_->contains("certificate verify failed"));
   EXPECT_GE(connection_->consecutive_failures(), 3);
+}
+
+TEST_F(TlsBroker, MissingClientCertificateIsAnAuthFailureNotAVersionProblem) {
+  // TLS 1.3: the client's handshake is done before the broker checks the
+  // (absent) client certificate; its alert comes while ApiVersions waits.
+  start_broker(pki_.broker, nullptr, pki_.ca_file);
+  connect(pki_.ca_file);
+  ASSERT_TRUE(run_until([&] { return failures_.size() >= 2; }, 5000));
+  EXPECT_EQ(failures_.front(), "tls_handshake");
+  EXPECT_FALSE(connection_->ready());
+  EXPECT_TRUE(broker_->requests().empty());
+  EXPECT_TRUE(capture_->contains("refused after the handshake"));
+  EXPECT_FALSE(capture_->contains("retrying with v0")) << "a refusal is no reason to fall back to ApiVersions v0";
 }
 
 TEST_F(TlsBroker, SilentPeerTimesTheHandshakeOut) {
