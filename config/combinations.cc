@@ -1,5 +1,9 @@
 #include "config/combinations.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <initializer_list>
 #include <string_view>
 
@@ -49,11 +53,30 @@ class Rules {
   std::vector<ConfigError>& errors_;
 };
 
+// [upstream.tls]: each file named is there and readable (only opened, never
+// printed), and a client certificate comes with its key.
+void check_tls_files(const UpstreamTlsSettings& tls, Rules& rules) {
+  if (!tls.enabled) return;
+  const std::pair<std::string_view, const std::string*> files[] = {{"upstream.tls.ca_file", &tls.ca_file},
+                                                                   {"upstream.tls.cert_file", &tls.cert_file},
+                                                                   {"upstream.tls.key_file", &tls.key_file}};
+  for (const auto& [key, path] : files) {
+    if (path->empty() || access(path->c_str(), R_OK) == 0) continue;
+    rules.error({key}, std::string(key) + " = \"" + *path + "\" cannot be read: " + std::strerror(errno));
+  }
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    rules.error({"upstream.tls.cert_file", "upstream.tls.key_file"},
+                "upstream.tls.cert_file and upstream.tls.key_file go together (a client certificate needs its "
+                "key): set both or neither");
+  }
+}
+
 }  // namespace
 
 void check_combinations(const Settings& s, const KeyFacts& facts, std::vector<ConfigError>& errors) {
   Rules rules(facts, errors);
   if (!facts.bad.contains("upstream.bootstrap_servers")) rules.require_bootstrap();
+  check_tls_files(s.upstream.tls, rules);
 
   const auto& p = s.producer;
   // Kafka's ProducerConfig rule: a record must be allowed to wait out its

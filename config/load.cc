@@ -11,6 +11,7 @@
 
 #include "config/document.h"
 #include "config/schema.h"
+#include "config/sections.h"
 #include "config/suggest.h"
 
 namespace pp::config {
@@ -98,7 +99,8 @@ void apply_overrides(Document& doc, std::span<const std::string> overrides, std:
     }
     const std::string_view key = std::string_view(text).substr(0, eq);
     const std::string_view value = std::string_view(text).substr(eq + 1);
-    const auto dot = key.find('.');
+    // Key names have no dots; sections may ("upstream.tls").
+    const auto dot = key.rfind('.');
     const std::string_view section = dot == std::string_view::npos ? "" : key.substr(0, dot);
     const std::string_view name = dot == std::string_view::npos ? key : key.substr(dot + 1);
     const KeySpec* spec = find_key(section, name);
@@ -110,14 +112,10 @@ void apply_overrides(Document& doc, std::span<const std::string> overrides, std:
     }
     const Location value_at{kOverrideSource, line, static_cast<std::int64_t>(eq + 2)};
     const auto node = override_value(*spec, value);
-    toml::node* section_node = doc.root.get(spec->section);
-    if (section_node == nullptr) {
-      doc.root.insert(spec->section, toml::table{});
-      section_node = doc.root.get(spec->section);
-    }
+    toml::table* section_table = ensure_section(doc.root, spec->section);
     // A section that is not a table is reported from the file; nothing to merge into.
-    if (!section_node->is_table()) continue;
-    toml::table& table = *section_node->as_table();
+    if (section_table == nullptr) continue;
+    toml::table& table = *section_table;
     std::move(*node).visit([&](auto&& n) { table.insert_or_assign(spec->name, std::forward<decltype(n)>(n)); });
     doc.overridden.insert_or_assign(spec->full_name(), value_at);
   }

@@ -9,6 +9,7 @@
 #include "config/combinations.h"
 #include "config/document.h"
 #include "config/schema.h"
+#include "config/sections.h"
 #include "config/suggest.h"
 
 namespace pp::config {
@@ -70,11 +71,7 @@ class Reader {
         error(at, "[" + std::string(section) + "] must be a table, not " + type_name(node));
         continue;
       }
-      for (auto&& [name, value] : *node.as_table()) {
-        if (find_key(section, name.str()) == nullptr) {
-          report_unknown_value(key_location(name, value), section, std::string(name.str()), value);
-        }
-      }
+      report_unknown_in(section, *node.as_table());
     }
   }
 
@@ -98,6 +95,19 @@ class Reader {
 
  private:
   void error(Location at, std::string message) { errors_.push_back(ConfigError{std::move(at), std::move(message)}); }
+
+  void report_unknown_in(std::string_view section, const toml::table& table) {
+    const auto sections = all_sections();
+    for (auto&& [name, value] : table) {
+      if (find_key(section, name.str()) != nullptr) continue;
+      const std::string nested = std::string(section) + "." + std::string(name.str());
+      if (value.is_table() && std::find(sections.begin(), sections.end(), nested) != sections.end()) {
+        report_unknown_in(nested, *value.as_table());  // [upstream.tls]
+        continue;
+      }
+      report_unknown_value(key_location(name, value), section, std::string(name.str()), value);
+    }
+  }
 
   // A dotted key (Kafka style, `batch.size = 1`) is a sub-table in TOML:
   // report its leaves by their dotted names, which suggest_key() understands.
@@ -145,7 +155,7 @@ class Reader {
   }
 
   const toml::node* lookup(const KeySpec& spec) const {
-    const toml::node* section = doc_.root.get(spec.section);
+    const toml::node* section = find_section(doc_.root, spec.section);
     if (section == nullptr || !section->is_table()) return nullptr;
     return section->as_table()->get(spec.name);
   }

@@ -72,6 +72,15 @@ void visit_keys(F&& f, S&... s) {
   f(KeySpec{"upstream", "request_timeout_ms", 1, kInt32Max, kLive}, s.upstream.request_timeout_ms...);
   f(KeySpec{"upstream", "metadata_max_age_ms", 100, kInt32Max, kRestart}, s.upstream.metadata_max_age_ms...);
 
+  // Files are re-read on every SIGHUP (changed or not) for new connections;
+  // the sessions up keep theirs. Readability is checked in combinations.cc.
+  f(KeySpec{"upstream.tls", "enabled", 0, 0, kRestart}, s.upstream.tls.enabled...);
+  f(KeySpec{"upstream.tls", "ca_file", 0, 0, kLive}, s.upstream.tls.ca_file...);
+  f(KeySpec{"upstream.tls", "cert_file", 0, 0, kLive}, s.upstream.tls.cert_file...);
+  f(KeySpec{"upstream.tls", "key_file", 0, 0, kLive}, s.upstream.tls.key_file...);
+  f(KeySpec{"upstream.tls", "server_name", 0, 0, kLive}, s.upstream.tls.server_name...);
+  f(KeySpec{"upstream.tls", "verify_hostname", 0, 0, kLive}, s.upstream.tls.verify_hostname...);
+
   // Ten minutes is far past any useful linger; the bound catches unit typos.
   f(KeySpec{"producer", "linger_ms", 0, 600000, kLive}, s.producer.linger_ms...);
   // The pipeline sends at most 16 MiB per request, one larger batch alone.

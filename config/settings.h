@@ -80,6 +80,18 @@ struct ListenerSettings {
   bool operator==(const ListenerSettings&) const = default;
 };
 
+// [upstream.tls]: TLS to the brokers. Files are PEM; "" = not used (the CA:
+// the system bundle; the certificate and key: no client certificate).
+struct UpstreamTlsSettings {
+  bool enabled = false;
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string server_name;  // "" = each broker's host
+  bool verify_hostname = true;
+  bool operator==(const UpstreamTlsSettings&) const = default;
+};
+
 // [upstream]: the real Kafka cluster.
 struct UpstreamSettings {
   // Required: validation fails while this is empty.
@@ -87,6 +99,7 @@ struct UpstreamSettings {
   std::string client_id = "produce-proxy";
   std::int64_t request_timeout_ms = 30000;
   std::int64_t metadata_max_age_ms = 300000;
+  UpstreamTlsSettings tls;
 
   bool embedded() const { return bootstrap_servers.size() == 1 && bootstrap_servers.front() == kEmbeddedBootstrap; }
   bool operator==(const UpstreamSettings&) const = default;

@@ -46,6 +46,15 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   });
 
   upstream::UpstreamConfig upstream = to_upstream_config(settings_);
+  upstream.observer = &metrics_->upstream_observer();
+  auto security = to_transport_security(settings_);
+  if (!security) return std::unexpected(security.error());
+  upstream.security = std::move(*security);
+  if (settings_.upstream.embedded() && upstream.security.tls) {
+    spdlog::warn("upstream: the embedded mock cluster speaks plaintext only; [upstream.tls] is ignored");
+    upstream.security = {};
+  }
+  if (upstream.security.tls) spdlog::info("upstream: TLS to every broker (TLS 1.2 minimum, certificate verified)");
   if (settings_.upstream.embedded()) {
     // Demo mode: records live in this process's memory only.
     embedded_ = std::make_unique<MockCluster>(3);
@@ -185,6 +194,23 @@ void ProxyRuntime::reload(const config::Settings& reloaded) {
   driver_->producer().apply_config(to_pipeline_config(settings_));
   driver_->set_request_timeout_ms(static_cast<std::int32_t>(settings_.upstream.request_timeout_ms));
   if (frontend_) frontend_->set_idle_timeout_ms(settings_.listener.idle_timeout_ms);
+  reload_tls();
+}
+
+// Certificate, key and CA files are re-read on every SIGHUP, changed or not
+// (a rotated certificate keeps its path). New connections use the new
+// context; sessions up now keep theirs, so nothing in flight is dropped.
+void ProxyRuntime::reload_tls() {
+  if (!settings_.upstream.tls.enabled || settings_.upstream.embedded()) return;
+  auto security = to_transport_security(settings_);
+  if (!security) {
+    spdlog::error("SIGHUP: {}; new connections keep the previous TLS files", security.error());
+    return;
+  }
+  driver_->upstream().set_security(*security);
+  spdlog::info(
+      "SIGHUP: upstream TLS files re-read; new broker connections use them, connections up now are kept (not "
+      "dropped)");
 }
 
 std::uint16_t ProxyRuntime::client_port() const {

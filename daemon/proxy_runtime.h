@@ -62,6 +62,7 @@ class ProxyRuntime {
   void check_ready();
   void exit_if_fatal();
   void sample_metrics();
+  void reload_tls();
   void finish_drain(bool deadline);
 
   uv_loop_t* loop_;

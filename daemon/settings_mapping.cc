@@ -14,6 +14,14 @@ upstream::UpstreamConfig to_upstream_config(const config::Settings& s) {
   return u;
 }
 
+std::expected<upstream::TransportSecurity, std::string> to_transport_security(const config::Settings& s) {
+  const auto& tls = s.upstream.tls;
+  if (!tls.enabled) return upstream::TransportSecurity{};
+  auto context = net::TlsContext::client(net::TlsFiles{tls.ca_file, tls.cert_file, tls.key_file});
+  if (!context) return std::unexpected("upstream.tls: " + context.error());
+  return upstream::TransportSecurity{std::move(*context), tls.server_name, tls.verify_hostname};
+}
+
 PipelineConfig to_pipeline_config(const config::Settings& s) {
   PipelineConfig p;
   p.linger_ms = s.producer.linger_ms;

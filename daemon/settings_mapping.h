@@ -18,5 +18,9 @@ PipelineConfig to_pipeline_config(const config::Settings& s);
 // Addresses were validated by config/; the error is for a caller that skipped that.
 std::expected<FrontendConfig, std::string> to_frontend_config(const config::Settings& s);
 MetricsConfig to_metrics_config(const config::Settings& s);
+// [upstream.tls]: plaintext when disabled; otherwise a TLS context built from
+// the files, read now (start-up, SIGHUP). The error names the key and the
+// file and OpenSSL's reason, never the file's contents.
+std::expected<upstream::TransportSecurity, std::string> to_transport_security(const config::Settings& s);
 
 }  // namespace pp

@@ -61,6 +61,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Histogram>& batch_records;
   prometheus::Family<prometheus::Histogram>& batch_bytes;
   prometheus::Family<prometheus::Gauge>& upstream_connected;
+  prometheus::Family<prometheus::Counter>& upstream_auth_failures_total;
 };
 
 }  // namespace pp

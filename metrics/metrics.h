@@ -32,6 +32,7 @@
 #include "metrics/metric_families.h"
 #include "metrics/metrics_config.h"
 #include "metrics/pipeline_metrics.h"
+#include "metrics/upstream_metrics.h"
 #include "proxy/protocol/api_key.h"
 
 namespace pp {
@@ -60,6 +61,8 @@ class Metrics {
   PipelineObserver& pipeline_observer() { return pipeline_; }
   // Hand this to the front end (FrontendContext); it forwards to the methods below.
   FrontendObserver& frontend_observer() { return frontend_; }
+  // Hand this to the Upstream (UpstreamConfig::observer). Same lifetime as *this.
+  upstream::UpstreamObserver& upstream_observer() { return upstream_; }
 
   // --- front end (loop thread), per request or per event; FrontendMetrics
   // calls these, and so may a test or another ingress ---
@@ -102,6 +105,7 @@ class Metrics {
   MetricFamilies families_;
   PipelineMetrics pipeline_;
   FrontendMetrics frontend_{*this};
+  UpstreamMetrics upstream_{families_.upstream_auth_failures_total};
   prometheus::Gauge& client_connections_;
   prometheus::Counter& records_received_;
   prometheus::Counter& received_bytes_;

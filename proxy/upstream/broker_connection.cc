@@ -73,6 +73,7 @@ BrokerConnection::BrokerConnection(uv_loop_t* loop, net::Deferred& deferred, std
 
 BrokerConnection::~BrokerConnection() {
   self_.reset();  // callbacks already posted see we are gone
+  transport_.close();
   tcp_.close();
 }
 
@@ -155,16 +156,38 @@ void BrokerConnection::on_connected(std::uint64_t session, int status) {
     close_session(std::string("connect failed: ") + uv_strerror(status), Cause::kPeer);
     return;
   }
+  Transport::Callbacks callbacks{[this] { on_transport_established(); }, [this](ByteView data) { on_data(data); },
+                                 [this](const TransportClosed& closed) { on_transport_closed(closed); }};
+  if (auto started = transport_.start(std::move(tcp_), options_.security, address_.host, std::move(callbacks));
+      !started) {
+    on_transport_closed(started.error());
+    return;
+  }
+  if (transport_.established()) {
+    on_transport_established();
+  } else {
+    log().debug("{}: connected, TLS handshake", describe());
+  }
+}
+
+// Connected for the state machine only now: a TLS handshake still counted
+// against the connect timeout.
+void BrokerConnection::on_transport_established() {
+  if (state_ != State::kConnecting) return;
   state_ = State::kNegotiating;
-  tcp_.set_callbacks(
-      [this](ByteView data) { on_data(data); },
-      [this](int st) {
-        close_session(st == 0 ? std::string("closed by the broker") : std::string("socket error: ") + uv_strerror(st),
-                      Cause::kPeer);
-      });
-  tcp_.start_reading();
-  log().debug("{}: connected, sending ApiVersions v{}", describe(), api_versions_version_);
+  log().debug("{}: connected ({}), sending ApiVersions v{}", describe(), transport_.describe(), api_versions_version_);
   send_api_versions();
+}
+
+void BrokerConnection::report_auth_failure(std::string_view reason) {
+  if (options_.on_auth_failure) options_.on_auth_failure(*this, reason);
+}
+
+void BrokerConnection::on_transport_closed(const TransportClosed& closed) {
+  if (!closed.auth_failure.empty()) report_auth_failure(closed.auth_failure);
+  const std::string reason =
+      closed.auth_failure.empty() ? closed.reason : closed.reason + " [" + std::string(closed.auth_failure) + "]";
+  close_session(reason, closed.auth_failure.empty() ? Cause::kPeer : Cause::kAuthentication);
 }
 
 void BrokerConnection::send_api_versions() {
@@ -232,7 +255,7 @@ void BrokerConnection::write(Pending pending) {
   // Outstanding before the write: a write that fails at once closes the
   // session, and that must fail this request too.
   in_flight_.push_back(std::move(pending));
-  tcp_.write(std::move(frame));
+  transport_.write(std::move(frame));
 }
 
 void BrokerConnection::arm_timeout_timer() {
@@ -251,7 +274,13 @@ void BrokerConnection::arm_timeout_timer() {
 void BrokerConnection::check_timeouts() {
   const std::uint64_t t = now();
   if (state_ == State::kConnecting && t >= connect_deadline_ms_) {
-    close_session("connect timed out after " + std::to_string(options_.connect_timeout_ms) + " ms", Cause::kTimeout);
+    // TCP connected (the transport holds a session) but no TLS handshake
+    // yet: a peer that accepts and says nothing, an auth failure too.
+    const bool handshaking = transport_.tls();
+    if (handshaking) report_auth_failure(net::metric_reason(net::TlsFailureKind::kHandshake));
+    close_session(std::string(handshaking ? "TLS handshake" : "connect") + " timed out after " +
+                      std::to_string(options_.connect_timeout_ms) + " ms" + (handshaking ? " [tls_handshake]" : ""),
+                  Cause::kTimeout);
     return;
   }
   const Pending* expired = nullptr;

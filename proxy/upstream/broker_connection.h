@@ -31,8 +31,11 @@
 #include "proxy/protocol/frame.h"
 #include "proxy/upstream/api_versions_negotiation.h"
 #include "proxy/upstream/response_sink.h"
+#include "proxy/upstream/transport.h"
 
 namespace pp::upstream {
+
+class BrokerConnection;
 
 struct BrokerConnectionOptions {
   std::string client_id = "produce-proxy";
@@ -40,11 +43,16 @@ struct BrokerConnectionOptions {
   int max_in_flight = 32;  // max_in_flight_per_connection: gates Produce only
   int reconnect_backoff_ms = 50;
   int reconnect_backoff_max_ms = 1000;
-  // TCP connect plus nothing else; a blackholed address otherwise hangs for
-  // the kernel's SYN retries (Java's socket.connection.setup.timeout.ms).
+  // TCP connect plus the TLS handshake; a blackholed address otherwise hangs
+  // for the kernel's SYN retries (Java's socket.connection.setup.timeout.ms).
   int connect_timeout_ms = 10000;
   // A response frame over this is garbage or an attack, not a Kafka answer.
   std::size_t max_response_bytes = 100 * 1024 * 1024;
+  // Plaintext unless it holds a TLS context.
+  TransportSecurity security;
+  // A connection that failed to authenticate (a TLS handshake that failed):
+  // its reason is a metric label (tls_certificate, tls_hostname, ...).
+  std::function<void(const BrokerConnection&, std::string_view reason)> on_auth_failure;
 };
 
 class BrokerConnection {
@@ -103,6 +111,8 @@ class BrokerConnection {
   // Sent and awaiting an answer, plus held back by a throttle.
   // SIGHUP: requests sent from now on get this deadline.
   void set_request_timeout_ms(int ms) { options_.request_timeout_ms = ms; }
+  // SIGHUP: the next connect uses it; a session already up keeps its own.
+  void set_security(TransportSecurity security) { options_.security = std::move(security); }
   int in_flight() const { return static_cast<int>(in_flight_.size() + held_.size()); }
   bool throttled() const;
   // Ready, Produce usable (v3+), under max_in_flight and not throttled.
@@ -125,6 +135,9 @@ class BrokerConnection {
   void start_connect();
   void schedule_reconnect(std::uint64_t delay_ms);
   void on_connected(std::uint64_t session, int status);
+  void on_transport_established();
+  void on_transport_closed(const TransportClosed& closed);
+  void report_auth_failure(std::string_view reason);
   void send_api_versions();
   void on_api_versions(const ApiVersionsResponse& response, std::int16_t sent_version);
   void enqueue(ApiKey key, std::int16_t version, Bytes frame, std::unique_ptr<ResponseSink> sink);
@@ -137,7 +150,9 @@ class BrokerConnection {
   void end_throttle();
   void maybe_finish_retiring();
 
-  enum class Cause : std::uint8_t { kRequested, kPeer, kProtocolError, kTimeout };
+  // kAuthentication: the peer refused us (a TLS handshake); never a reason
+  // to retry ApiVersions at v0.
+  enum class Cause : std::uint8_t { kRequested, kPeer, kProtocolError, kTimeout, kAuthentication };
   void close_session(std::string_view reason, Cause cause);
   std::size_t fail_outstanding(Cause cause);
   void log_close(State was, std::string_view reason, Cause cause, bool negotiation_fallback,
@@ -164,7 +179,8 @@ class BrokerConnection {
   bool wanted_ = false;
   bool retiring_ = false;
   std::uint64_t session_ = 0;  // bumped at every connect and close
-  net::TcpConnection tcp_;
+  net::TcpConnection tcp_;     // while connecting; then the transport's
+  Transport transport_;
   std::optional<FrameReader> frame_reader_;
   std::deque<Pending> in_flight_;  // written, oldest first
   std::deque<Pending> held_;       // waiting for a throttle to end

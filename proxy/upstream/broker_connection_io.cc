@@ -88,6 +88,7 @@ void BrokerConnection::close_session(std::string_view reason, Cause cause) {
   if (was == State::kDisconnected) return;
   ++session_;
   state_ = State::kDisconnected;
+  transport_.close();
   tcp_.close();
   frame_reader_.reset();
   timeout_timer_.stop();
@@ -95,8 +96,9 @@ void BrokerConnection::close_session(std::string_view reason, Cause cause) {
   throttled_until_ms_ = 0;
 
   const std::size_t failed = fail_outstanding(cause);
-  const bool negotiation_fallback =
-      cause != Cause::kRequested && cause != Cause::kTimeout && was == State::kNegotiating && api_versions_version_ > 0;
+  const bool negotiation_fallback = cause != Cause::kRequested && cause != Cause::kTimeout &&
+                                    cause != Cause::kAuthentication && was == State::kNegotiating &&
+                                    api_versions_version_ > 0;
   log_close(was, reason, cause, negotiation_fallback, failed);
   if (negotiation_fallback) {
     api_versions_version_ = 0;

@@ -71,6 +71,12 @@ std::unique_ptr<BrokerConnection> Upstream::make_connection(std::int32_t node, n
   options.reconnect_backoff_ms = config_.reconnect_backoff_ms;
   options.reconnect_backoff_max_ms = config_.reconnect_backoff_max_ms;
   options.connect_timeout_ms = std::min(config_.request_timeout_ms, 10000);
+  options.security = config_.security;
+  if (config_.observer != nullptr) {
+    options.on_auth_failure = [observer = config_.observer](const BrokerConnection& c, std::string_view reason) {
+      observer->on_auth_failure(c.address().to_string(), reason);
+    };
+  }
   return std::make_unique<BrokerConnection>(
       loop_, deferred_, node, std::move(address), std::move(options),
       [this](BrokerConnection& c, BrokerConnection::Event e) { on_connection_event(c, e); });
@@ -190,6 +196,12 @@ void Upstream::set_request_timeout_ms(int ms) {
   for (auto& [id, c] : connections_) c->set_request_timeout_ms(ms);
   for (auto& c : bootstrap_) c->set_request_timeout_ms(ms);
   for (auto& c : retired_) c->set_request_timeout_ms(ms);
+}
+
+void Upstream::set_security(const TransportSecurity& security) {
+  config_.security = security;
+  for (auto& [id, c] : connections_) c->set_security(security);
+  for (auto& c : bootstrap_) c->set_security(security);
 }
 
 void Upstream::set_leaders_in_use(const std::set<std::int32_t>& nodes) {

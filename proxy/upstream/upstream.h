@@ -34,6 +34,7 @@
 #include "proxy/pipeline/upstream_port.h"
 #include "proxy/upstream/broker_connection.h"
 #include "proxy/upstream/broker_directory.h"
+#include "proxy/upstream/upstream_observer.h"
 
 namespace pp::upstream {
 
@@ -45,6 +46,8 @@ struct UpstreamConfig {
   int max_in_flight_per_connection = 32;
   int reconnect_backoff_ms = 50;
   int reconnect_backoff_max_ms = 1000;
+  TransportSecurity security;            // [upstream.tls]; plaintext without a context
+  UpstreamObserver* observer = nullptr;  // outlives the Upstream
 };
 
 // One broker, for metrics and readiness.
@@ -82,6 +85,9 @@ class Upstream final : public UpstreamPort {
   void set_node_ready_listener(NodeReadyListener listener) { on_node_ready_ = std::move(listener); }
   // SIGHUP: every connection's later requests (and InitProducerId waits) use it.
   void set_request_timeout_ms(int ms);
+  // SIGHUP: connections made or remade from now on use it; sessions up now
+  // keep theirs, so nothing in flight is dropped.
+  void set_security(const TransportSecurity& security);
 
   // ---- UpstreamPort ----
   bool can_send_produce(std::int32_t node) override;

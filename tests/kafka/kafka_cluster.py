@@ -439,10 +439,23 @@ class Record:
     leader_epoch: int
 
 
+@dataclasses.dataclass
+class SslListener:
+    """One extra listener with security protocol SSL (inter-broker traffic stays
+    PLAINTEXT). PEM files: `keystore` holds the broker's private key (unencrypted
+    PKCS#8) and certificate chain (Kafka's ssl.keystore.type=PEM), `truststore`
+    the CA certificates client certificates must chain to. client_auth:
+    none | requested | required (ssl.client.auth)."""
+    keystore: str
+    truststore: str = ""
+    client_auth: str = "none"
+
+
 class _Node:
     def __init__(self, node_id, port, controller_port, workdir):
         self.id = node_id
         self.port = port
+        self.ssl_ports = {}  # listener name -> port
         self.controller_port = controller_port
         self.dir = os.path.join(workdir, "node-%d" % node_id)
         self.data_dir = os.path.join(self.dir, "data")
@@ -475,9 +488,15 @@ class KafkaCluster:
     """
 
     def __init__(self, nodes=1, workdir=None, broker_config=None, broker_ports=None,
-                 heap=None, start_timeout=60.0, stop_timeout=10.0, keep_workdir=None):
+                 heap=None, start_timeout=60.0, stop_timeout=10.0, keep_workdir=None, ssl_listeners=None):
         if nodes < 1:
             raise ValueError("nodes must be >= 1")
+        # {"SSL": SslListener(...), "MTLS": ...}: extra listeners, each on its own
+        # port per node; ssl_bootstrap(name) lists them.
+        self.ssl_listeners = dict(ssl_listeners or {})
+        for name in self.ssl_listeners:
+            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or name in ("PLAINTEXT", "CONTROLLER"):
+                raise ValueError("bad SSL listener name %r" % name)
         self.nodes_count = nodes
         self.broker_config = dict(broker_config or {})
         self.heap = heap or BROKER_HEAP
@@ -556,8 +575,23 @@ class KafkaCluster:
             "advertised.listeners": "PLAINTEXT://%s:%d" % (HOST, node.port),
             "log.dirs": node.data_dir,
         })
+        self._add_ssl_listeners(node, cfg)
         cfg.update({k: str(v) for k, v in self.broker_config.items()})
         return cfg
+
+    def _add_ssl_listeners(self, node, cfg):
+        for name, listener in sorted(self.ssl_listeners.items()):
+            port = node.ssl_ports[name]
+            cfg["listeners"] += ",%s://%s:%d" % (name, HOST, port)
+            cfg["advertised.listeners"] += ",%s://%s:%d" % (name, HOST, port)
+            cfg["listener.security.protocol.map"] += ",%s:SSL" % name
+            prefix = "listener.name.%s." % name.lower()
+            cfg[prefix + "ssl.keystore.type"] = "PEM"
+            cfg[prefix + "ssl.keystore.location"] = listener.keystore
+            cfg[prefix + "ssl.client.auth"] = listener.client_auth
+            if listener.truststore:
+                cfg[prefix + "ssl.truststore.type"] = "PEM"
+                cfg[prefix + "ssl.truststore.location"] = listener.truststore
 
     def _write_files(self, node):
         os.makedirs(node.data_dir, exist_ok=True)
@@ -631,6 +665,12 @@ class KafkaCluster:
         self._nodes = {}
         for i, (bp, cp) in enumerate(ports, start=1):
             self._nodes[i] = _Node(i, bp, cp, self.workdir)
+        used = {p for pair in ports for p in pair}
+        names = sorted(self.ssl_listeners)
+        extra = [p for p in free_ports(len(names) * n + len(used)) if p not in used][:len(names) * n]
+        for node in self._nodes.values():
+            for name in names:
+                node.ssl_ports[name] = extra.pop()
 
     def _format_all(self, libs):
         procs = []
@@ -736,6 +776,10 @@ class KafkaCluster:
 
     def port(self, broker_id):
         return self._nodes[broker_id].port
+
+    def ssl_bootstrap(self, listener="SSL"):
+        """The SSL listener `listener` of every node, "127.0.0.1:P1,..."."""
+        return ",".join("%s:%d" % (HOST, self._nodes[i].ssl_ports[listener]) for i in self.broker_ids)
 
     def is_alive(self, broker_id):
         return self._nodes[broker_id].alive()

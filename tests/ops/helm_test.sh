@@ -59,6 +59,14 @@ render podmonitor podmonitor --set metrics.podMonitor.enabled=true
 render long-drain native --set config.shutdown.drain_timeout_ms=90000
 grep -q 'terminationGracePeriodSeconds: 105$' "$tmp/long-drain.yaml" ||
   { echo "FAIL: a 90 s drain should give terminationGracePeriodSeconds 105"; fail=1; }
+render tls native --set tls.secretName=kafka-tls --set config.upstream.tls.enabled=true \
+  --set config.upstream.tls.ca_file=/etc/produce-proxy-tls/ca.crt
+grep -q 'secretName: kafka-tls$' "$tmp/tls.yaml" && grep -q 'mountPath: /etc/produce-proxy-tls$' "$tmp/tls.yaml" ||
+  { echo "FAIL: tls.secretName should mount the Secret at tls.mountPath"; fail=1; }
+"$python" -c 'import sys, tomllib; t = tomllib.load(open(sys.argv[1], "rb"))["upstream"]["tls"]
+assert t == {"enabled": True, "ca_file": "/etc/produce-proxy-tls/ca.crt"}, t' "$tmp/tls.toml" ||
+  { echo "FAIL: config.upstream.tls should render as [upstream.tls]"; fail=1; }
+if grep -q 'produce-proxy-tls' "$tmp/default.yaml"; then echo "FAIL: no Secret is mounted by default"; fail=1; fi
 
 refused() {  # EXPECTED_MESSAGE [helm args...]: the render must fail saying so
   local expected=$1
@@ -86,6 +94,11 @@ if [ -n "$proxy" ] && [ -x "$proxy" ] && "$proxy" --help 2>&1 | grep -q -- --che
   for name in default container long-drain; do
     "$proxy" --check-config --config "$tmp/$name.toml" || { echo "FAIL: $name config"; cat "$tmp/$name.toml"; fail=1; }
   done
+  # The Secret is not there outside a pod: the check must say which file.
+  if "$proxy" --check-config --config "$tmp/tls.toml" 2>"$tmp/tls.err" ||
+    ! grep -q 'upstream.tls.ca_file = "/etc/produce-proxy-tls/ca.crt" cannot be read' "$tmp/tls.err"; then
+    echo "FAIL: --check-config should name the unreadable ca_file:"; cat "$tmp/tls.err"; fail=1
+  fi
 else
   echo "note: no produce-proxy with --check-config given; rendered configs checked by TOML parse only"
 fi

@@ -37,7 +37,18 @@ the proxy rejects for integer keys).
 
 [{{ $section }}]
 {{- range $key, $value := $keys }}
+{{- if not (kindIs "map" $value) }}
 {{ $key }} = {{ toJson $value }}
+{{- end }}
+{{- end }}
+{{- range $sub, $subkeys := $keys }}
+{{- if kindIs "map" $subkeys }}
+
+[{{ $section }}.{{ $sub }}]
+{{- range $key, $value := $subkeys }}
+{{ $key }} = {{ toJson $value }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -149,10 +160,21 @@ The sidecar container: an init container with restartPolicy Always when
     - name: produce-proxy-config
       mountPath: /etc/produce-proxy
       readOnly: true
+    {{- if $root.Values.tls.secretName }}
+    - name: produce-proxy-tls
+      mountPath: {{ $root.Values.tls.mountPath }}
+      readOnly: true
+    {{- end }}
 {{- end }}
 
 {{- define "produce-proxy.volume" -}}
 - name: produce-proxy-config
   configMap:
     name: {{ include "produce-proxy.fullname" . }}
+{{- if .Values.tls.secretName }}
+- name: produce-proxy-tls
+  secret:
+    secretName: {{ .Values.tls.secretName }}
+    defaultMode: 0440
+{{- end }}
 {{- end }}

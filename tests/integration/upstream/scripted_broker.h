@@ -1,13 +1,16 @@
 // A broker of our own on 127.0.0.1, port 0, on the test's loop: it records
 // every request and answers as the test scripts it, including with bytes no
 // Kafka broker would send. ApiVersions is answered by default (Produce v3-v9,
-// Metadata v0-v12, InitProducerId v0-v4, ApiVersions v0-v3).
+// Metadata v0-v12, InitProducerId v0-v4, ApiVersions v0-v3). With a TLS
+// context it speaks TLS (a server session per connection); the script sees
+// plaintext either way.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "proxy/net/tcp.h"
+#include "proxy/net/tls_session.h"
 #include "proxy/protocol/codec.h"
 #include "proxy/protocol/frame.h"
 #include "proxy/protocol/header.h"
@@ -23,8 +26,9 @@ class ScriptedBroker {
   };
   using Handler = std::function<void(ScriptedBroker&, const Request&)>;
 
-  ScriptedBroker(uv_loop_t* loop, Handler handler, bool answer_api_versions = true)
-      : handler_(std::move(handler)), answer_api_versions_(answer_api_versions) {
+  ScriptedBroker(uv_loop_t* loop, Handler handler, bool answer_api_versions = true,
+                 std::shared_ptr<net::TlsContext> tls = nullptr)
+      : handler_(std::move(handler)), answer_api_versions_(answer_api_versions), tls_(std::move(tls)) {
     auto l = net::TcpListener::listen(loop, net::HostPort{"127.0.0.1", 0},
                                       [this](net::TcpConnection c) { accept(std::move(c)); });
     if (l) listener_ = std::move(*l);
@@ -42,7 +46,7 @@ class ScriptedBroker {
 
   // To the newest connection.
   void send_raw(Bytes bytes) {
-    if (!connections_.empty()) connections_.back()->tcp.write(std::move(bytes));
+    if (!connections_.empty()) write(*connections_.back(), std::move(bytes));
   }
   template <Message M>
   void respond(const Request& to, const M& body, std::int16_t version = -1) {
@@ -66,14 +70,42 @@ class ScriptedBroker {
   struct Connection {
     net::TcpConnection tcp;
     FrameReader reader{1 << 20};
+    std::unique_ptr<net::TlsSession> tls;
   };
 
   void accept(net::TcpConnection c) {
     connections_.push_back(std::make_unique<Connection>());
     Connection* conn = connections_.back().get();
     conn->tcp = std::move(c);
-    conn->tcp.set_callbacks([this, conn](ByteView data) { on_data(*conn, data); }, [](int) {});
+    if (tls_) {
+      conn->tls = std::make_unique<net::TlsSession>(tls_, net::TlsSession::Role::kServer, "", false);
+      (void)conn->tls->start();
+    }
+    conn->tcp.set_callbacks([this, conn](ByteView data) { on_bytes(*conn, data); }, [](int) {});
     conn->tcp.start_reading();
+  }
+
+  void write(Connection& conn, Bytes bytes) {
+    if (!conn.tls) {
+      conn.tcp.write(std::move(bytes));
+      return;
+    }
+    (void)conn.tls->write(std::move(bytes));
+    conn.tcp.write(conn.tls->take_output());
+  }
+
+  void on_bytes(Connection& conn, ByteView data) {
+    if (!conn.tls) {
+      on_data(conn, data);
+      return;
+    }
+    auto fed = conn.tls->feed(data);
+    conn.tcp.write(conn.tls->take_output());  // the handshake's answers, or an alert
+    if (!fed) {
+      conn.tcp.close();
+      return;
+    }
+    on_data(conn, fed->plaintext);
   }
 
   void on_data(Connection& conn, ByteView data) {
@@ -94,6 +126,7 @@ class ScriptedBroker {
 
   Handler handler_;
   bool answer_api_versions_;
+  std::shared_ptr<net::TlsContext> tls_;
   net::TcpListener listener_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<Request> requests_;

@@ -1,0 +1,112 @@
+// TLS over memory BIOs: OpenSSL never touches a socket. The owner feeds it
+// the ciphertext the socket read, writes plaintext into it, and sends what
+// take_output() returns; so TLS runs on the libuv loop like everything else,
+// with no threads and no blocking (docs/design/ARCHITECTURE.md rule 1).
+//
+//   TlsSession s(context, TlsSession::Role::kClient, "kafka-1", true);
+//   s.start();                  send(s.take_output());   // ClientHello
+//   on socket bytes:  auto r = s.feed(bytes);  deliver(r->plaintext);
+//                     send(s.take_output());              // always: alerts, Finished, tickets
+//   s.write(frame);             send(s.take_output());   // queued until the handshake is done
+//
+// Every SSL_ERROR_WANT_READ/WRITE is a "come back later": a handshake step
+// or an SSL_write that wants more bytes from the peer is retried after the
+// next feed(), a write with the same buffer (OpenSSL requires it).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <memory>
+#include <string>
+
+#include "proxy/base/bytes.h"
+
+using SSL_CTX = struct ssl_ctx_st;
+using SSL = struct ssl_st;
+
+namespace pp::net {
+
+// What kind of TLS failure, for logs and the auth-failure metric's reason.
+enum class TlsFailureKind : std::uint8_t {
+  kCertificate,  // the peer's chain did not verify: untrusted, expired, ...
+  kHostname,     // the chain verified but names another host
+  kHandshake,    // anything else: protocol, alert, peer closed mid-handshake
+  kLocal,        // our own files: unreadable CA, key that does not match
+};
+std::string_view metric_reason(TlsFailureKind kind);  // "tls_certificate", ...
+
+struct TlsFailure {
+  TlsFailureKind kind = TlsFailureKind::kHandshake;
+  std::string reason;  // OpenSSL's words; never key material
+};
+
+// The files a client context is built from; "" = not used (CA: the system bundle).
+struct TlsFiles {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+};
+
+// An SSL_CTX, shared by every session made from it. Rebuilding one (SIGHUP)
+// leaves sessions already running on the old one untouched.
+class TlsContext {
+ public:
+  // TLS 1.2 minimum, peer verification on, renegotiation off.
+  static std::expected<std::shared_ptr<TlsContext>, std::string> client(const TlsFiles& files);
+  // For tests and tools that play the broker: certificate chain + key.
+  static std::expected<std::shared_ptr<TlsContext>, std::string> server(const std::string& cert_file,
+                                                                        const std::string& key_file,
+                                                                        const std::string& client_ca_file = "");
+  ~TlsContext();
+  TlsContext(const TlsContext&) = delete;
+  TlsContext& operator=(const TlsContext&) = delete;
+  SSL_CTX* get() const { return ctx_; }
+
+ private:
+  explicit TlsContext(SSL_CTX* ctx) : ctx_(ctx) {}
+  SSL_CTX* ctx_;
+};
+
+class TlsSession {
+ public:
+  enum class Role : std::uint8_t { kClient, kServer };
+  struct Fed {
+    Bytes plaintext;           // everything decrypted, across as many records as arrived
+    bool peer_closed = false;  // close_notify received
+  };
+
+  // server_name: SNI (not sent for an IP literal, RFC 6066 3) and, when
+  // verify_hostname, the name or address the certificate must carry.
+  TlsSession(std::shared_ptr<TlsContext> context, Role role, const std::string& server_name, bool verify_hostname);
+  ~TlsSession();
+  TlsSession(const TlsSession&) = delete;
+  TlsSession& operator=(const TlsSession&) = delete;
+
+  // Begins the handshake (a client's ClientHello lands in take_output()).
+  std::expected<void, TlsFailure> start();
+  std::expected<Fed, TlsFailure> feed(ByteView ciphertext);
+  // Queued while the handshake runs; encrypted once it is done.
+  std::expected<void, TlsFailure> write(Bytes plaintext);
+  // Ciphertext to send, possibly empty. Call after every other call.
+  Bytes take_output();
+  bool handshake_done() const { return handshake_done_; }
+  std::size_t queued_plaintext_bytes() const;
+  // Sends close_notify (into take_output()).
+  void shutdown();
+  std::string protocol() const;  // "TLSv1.3"
+
+ private:
+  std::expected<void, TlsFailure> advance_handshake();
+  std::expected<void, TlsFailure> flush_writes();
+  std::expected<void, TlsFailure> read_all(Fed& fed);
+  TlsFailure failure(int ssl_error, std::string_view during) const;
+
+  std::shared_ptr<TlsContext> context_;
+  SSL* ssl_ = nullptr;
+  bool handshake_done_ = false;
+  std::deque<Bytes> pending_writes_;  // front may be partly written: pending_offset_
+  std::size_t pending_offset_ = 0;
+};
+
+}  // namespace pp::net
