@@ -18,5 +18,7 @@ PipelineConfig to_pipeline_config(const config::Settings& s);
 // Addresses were validated by config/; the error is for a caller that skipped that.
 std::expected<FrontendConfig, std::string> to_frontend_config(const config::Settings& s);
 MetricsConfig to_metrics_config(const config::Settings& s);
+// upstream.sasl; mechanism "" means off.
+upstream::sasl::SaslConfig to_sasl_config(const config::Settings& s);
 
 }  // namespace pp

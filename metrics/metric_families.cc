@@ -101,6 +101,10 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
       batch_records(histogram(r, "batch_records", "Records per upstream batch (first send only).")),
       batch_bytes(histogram(r, "batch_bytes", "Bytes per upstream batch (first send only).")),
       upstream_connected(
-          gauge(r, "upstream_connected", "1 while the broker connection is up and negotiated, by broker node id.")) {}
+          gauge(r, "upstream_connected", "1 while the broker connection is up and negotiated, by broker node id.")),
+      upstream_auth_failures_total(
+          counter(r, "upstream_auth_failures_total", "Failed upstream authentications, by broker node id and reason.")),
+      upstream_reauthentications_total(
+          counter(r, "upstream_reauthentications_total", "Completed KIP-368 re-authentications, by broker node id.")) {}
 
 }  // namespace pp

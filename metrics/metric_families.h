@@ -60,6 +60,9 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Histogram>& batch_records;
   prometheus::Family<prometheus::Histogram>& batch_bytes;
   prometheus::Family<prometheus::Gauge>& upstream_connected;
+  // Upstream SASL (issue 15).
+  prometheus::Family<prometheus::Counter>& upstream_auth_failures_total;
+  prometheus::Family<prometheus::Counter>& upstream_reauthentications_total;
 };
 
 }  // namespace pp

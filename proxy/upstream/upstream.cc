@@ -71,6 +71,9 @@ std::unique_ptr<BrokerConnection> Upstream::make_connection(std::int32_t node, n
   options.reconnect_backoff_ms = config_.reconnect_backoff_ms;
   options.reconnect_backoff_max_ms = config_.reconnect_backoff_max_ms;
   options.connect_timeout_ms = std::min(config_.request_timeout_ms, 10000);
+  options.sasl = config_.sasl;
+  options.on_auth_failure = config_.on_auth_failure;
+  options.on_reauthenticated = config_.on_reauthenticated;
   return std::make_unique<BrokerConnection>(
       loop_, deferred_, node, std::move(address), std::move(options),
       [this](BrokerConnection& c, BrokerConnection::Event e) { on_connection_event(c, e); });

@@ -45,6 +45,11 @@ struct UpstreamConfig {
   int max_in_flight_per_connection = 32;
   int reconnect_backoff_ms = 50;
   int reconnect_backoff_max_ms = 1000;
+  // upstream.sasl (null: off) and who hears of its failures and
+  // re-authentications (metrics); see BrokerConnectionOptions.
+  std::shared_ptr<sasl::Authenticator> sasl;
+  std::function<void(std::int32_t node, std::string_view reason)> on_auth_failure;
+  std::function<void(std::int32_t node)> on_reauthenticated;
 };
 
 // One broker, for metrics and readiness.

@@ -37,7 +37,19 @@ the proxy rejects for integer keys).
 
 [{{ $section }}]
 {{- range $key, $value := $keys }}
+{{- if not (kindIs "map" $value) }}
 {{ $key }} = {{ toJson $value }}
+{{- end }}
+{{- end }}
+{{- /* A map is a nested section: [upstream.sasl] */}}
+{{- range $key, $value := $keys }}
+{{- if kindIs "map" $value }}
+
+[{{ $section }}.{{ $key }}]
+{{- range $k, $v := $value }}
+{{ $k }} = {{ toJson $v }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -149,10 +161,20 @@ The sidecar container: an init container with restartPolicy Always when
     - name: produce-proxy-config
       mountPath: /etc/produce-proxy
       readOnly: true
+    {{- if $root.Values.saslSecret.name }}
+    - name: produce-proxy-sasl
+      mountPath: {{ $root.Values.saslSecret.mountPath }}
+      readOnly: true
+    {{- end }}
 {{- end }}
 
 {{- define "produce-proxy.volume" -}}
 - name: produce-proxy-config
   configMap:
     name: {{ include "produce-proxy.fullname" . }}
+{{- if .Values.saslSecret.name }}
+- name: produce-proxy-sasl
+  secret:
+    secretName: {{ .Values.saslSecret.name }}
+{{- end }}
 {{- end }}

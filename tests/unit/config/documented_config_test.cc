@@ -28,7 +28,7 @@ std::string read_text(const std::string& path) {
 // line scan, independent of the TOML parser under test.
 std::set<std::string> keys_written_in(const std::string& toml) {
   std::set<std::string> keys;
-  const std::regex section_re(R"(^\s*\[([a-z_]+)\]\s*(#.*)?$)");
+  const std::regex section_re(R"(^\s*\[([a-z_.]+)\]\s*(#.*)?$)");
   const std::regex key_re(R"(^\s*([a-z_]+)\s*=)");
   std::istringstream lines(toml);
   std::string line;

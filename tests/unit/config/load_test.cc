@@ -166,13 +166,14 @@ TEST(LoadSettings, MissingDefaultFileMeansDefaultsAndOverrides) {
 
 TEST(Schema, KeysAreUniqueAndFindable) {
   const auto keys = all_keys();
-  EXPECT_EQ(keys.size(), 26u);  // docs/design/INTERFACES.md's config block
+  EXPECT_EQ(keys.size(), 34u);  // docs/design/INTERFACES.md's config block
   for (const auto& k : keys) {
     const KeySpec* found = find_key(k.section, k.name);
     ASSERT_NE(found, nullptr) << k.full_name();
     EXPECT_EQ(found->full_name(), k.full_name());
   }
-  EXPECT_THAT(all_sections(), ElementsAre("listener", "upstream", "producer", "metrics", "log", "shutdown"));
+  EXPECT_THAT(all_sections(),
+              ElementsAre("listener", "upstream", "upstream.sasl", "producer", "metrics", "log", "shutdown"));
   EXPECT_EQ(find_key("producer", "nope"), nullptr);
 }
 
