@@ -13,11 +13,11 @@
 namespace pp::upstream::sasl {
 namespace {
 
-std::string trimmed(std::string s) {
+std::string trimmed(std::string_view s) {
   const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return {};
+  if (first == std::string_view::npos) return {};
   const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
+  return std::string(s.substr(first, last - first + 1));
 }
 
 // A token that expires within this much of now is treated as expired, so it
@@ -94,7 +94,7 @@ std::expected<std::string, SaslError> TokenSource::from_command(std::int64_t now
     if (cached_valid(now_unix_ms)) return *cached_;
     return std::unexpected(out.error());
   }
-  std::string token = trimmed(std::move(*out));
+  std::string token = trimmed(*out);
   if (token.empty()) {
     return std::unexpected(
         SaslError{"OAUTHBEARER: token_command " + config_.token_command.front() + " printed no token"});
