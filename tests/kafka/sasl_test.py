@@ -19,9 +19,12 @@ on the PLAINTEXT listener. Cases:
 2. Re-authentication: a ~50 s paced stream through SCRAM-SHA-512; zero
    duplicates, zero loss, upstream_reauthentications_total > 0.
 3. A wrong password: one log line naming the broker and the reason, the
-   auth-failure metric counts it, /readyz stays 503, the process keeps
-   retrying; the password is in no log line, no metric, no --check-config
-   output.
+   auth-failure metric counts it, /readyz stays 503 (the client listener
+   opens only once ready), the process keeps retrying; the password is in no
+   log line, no metric, no --check-config output. A password rotated to a
+   wrong one (SIGHUP) while serving: the next re-authentication fails,
+   clients get REQUEST_TIMED_OUT (retriable) for every record, nothing of it
+   lands; rotated back, delivery resumes, exactly once.
 4. A token file that disappears: the last token keeps re-authenticating
    until it expires; then a clear sasl_token failure.
 
@@ -31,6 +34,7 @@ started here is stopped here. All servers listen on 127.0.0.1.
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -63,7 +67,7 @@ def say(fmt, *args):
     print(fmt % args if args else fmt, file=sys.stderr, flush=True)
 
 
-def proxy_config(bootstrap, client_port, metrics_port, sasl_lines):
+def proxy_config(bootstrap, client_port, metrics_port, sasl_lines, delivery_timeout_ms=60000):
     servers = ", ".join('"%s"' % b for b in bootstrap.split(","))
     return """
 [listener]
@@ -74,15 +78,15 @@ request_timeout_ms = 10000
 [upstream.sasl]
 %s
 [producer]
-delivery_timeout_ms = 60000
+delivery_timeout_ms = %d
 [metrics]
 address = "127.0.0.1:%d"
 [log]
 level = "info"
-""" % (client_port, servers, sasl_lines, metrics_port)
+""" % (client_port, servers, sasl_lines, delivery_timeout_ms, metrics_port)
 
 
-def produce(client_port, topic, count, rate=None, max_seconds=90):
+def produce(client_port, topic, count, rate=None, max_seconds=90, tag=b"r"):
     """confluent-kafka in 0.9 mode; returns (acked {value: (partition, offset)},
     failed [(value, error)], unflushed). `rate` paces records per second."""
     from confluent_kafka import Producer  # Debian's python3-confluent-kafka
@@ -106,7 +110,7 @@ def produce(client_port, topic, count, rate=None, max_seconds=90):
         if rate is not None and sent >= (time.monotonic() - start) * rate:
             producer.poll(0.01)
             continue
-        value = b"%s|%08d" % (topic.encode(), sent)
+        value = b"%s|%s|%08d" % (topic.encode(), tag, sent)
         try:
             producer.produce(topic, value=value, partition=sent % PARTITIONS, on_delivery=on_delivery)
         except BufferError:
@@ -141,12 +145,13 @@ class SaslTest(unittest.TestCase):
         os.chmod(path, 0o600)
         return path
 
-    def start_proxy(self, sasl_lines, env=None, wait_ready=True):
+    def start_proxy(self, sasl_lines, env=None, wait_ready=True, delivery_timeout_ms=60000):
         client, metrics = free_port(), free_port()
         env = dict(env or {})
         if "ASAN_OPTIONS" not in os.environ:
             env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
-        proxy = Proxy(ARGS.proxy, proxy_config(self.kafka.sasl_bootstrap, client, metrics, sasl_lines), env=env)
+        config = proxy_config(self.kafka.sasl_bootstrap, client, metrics, sasl_lines, delivery_timeout_ms)
+        proxy = Proxy(ARGS.proxy, config, env=env)
         self.addCleanup(proxy.dir.cleanup)
         self.addCleanup(proxy.log.close)
         self.addCleanup(proxy.stop, 30)
@@ -260,6 +265,49 @@ class SaslTest(unittest.TestCase):
         # Retried with backoff, never a tight loop: well under one attempt per 50 ms.
         attempts = total(scrape_all(metrics), "upstream_auth_failures_total")
         self.assertLess(attempts, 2000)
+
+    def test_password_rotated_to_a_wrong_one_gives_retriable_errors_then_recovers(self):
+        topic = "sasl-rotated"
+        self.kafka.create_topic(topic, partitions=PARTITIONS)
+        path = self.secret_file("rotated.pw", SCRAM_PASSWORD)
+        proxy, client, metrics = self.start_proxy(
+            'mechanism = "SCRAM-SHA-512"\nusername = "proxy"\npassword_file = "%s"' % path,
+            delivery_timeout_ms=15000)
+        sent, acked, failed, _ = produce(client, topic, 30, tag=b"first")
+        self.assertEqual((len(acked), failed), (sent, []))
+        with open(path, "w") as f:
+            f.write("not-the-password")
+        proxy.proc.send_signal(signal.SIGHUP)
+        # The next KIP-368 re-authentication (within 10 s) uses the re-read, wrong password.
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_auth_failures_total") < 1:
+            time.sleep(0.5)
+        self.assertGreaterEqual(total(scrape_all(metrics), "upstream_auth_failures_total",
+                                      reason="sasl_authentication"), 1, proxy.text()[-3000:])
+        sent, acked, failed, unflushed = produce(client, topic, 30, tag=b"refused")
+        say("  while refused: sent %d, acked %d, failed %d %s", sent, len(acked), len(failed),
+            sorted({e for _, e in failed}))
+        self.assertEqual(unflushed, 0)
+        self.assertEqual((len(acked), len(failed)), (0, sent))  # every record answered, none silently lost
+        self.assertTrue(all("timed out" in e.lower() for _, e in failed), failed[:3])  # retriable
+        self.assertTrue(proxy.alive())
+        with open(path, "w") as f:
+            f.write(SCRAM_PASSWORD)
+        proxy.proc.send_signal(signal.SIGHUP)
+        sent, acked, failed, unflushed = produce(client, topic, 200, tag=b"after")
+        self.assertEqual((len(acked), failed, unflushed), (sent, [], 0))
+        counts = {}
+        for recs in self.kafka.read_topic(topic, timeout=60).values():
+            for r in recs:
+                counts[r.value] = counts.get(r.value, 0) + 1
+        by_tag = {}
+        for value, n in counts.items():
+            self.assertEqual(n, 1, value)
+            tag = value.split(b"|")[1]
+            by_tag[tag] = by_tag.get(tag, 0) + 1
+        self.assertEqual(by_tag, {b"first": 30, b"after": 200})
+        self.assertNotIn("not-the-password", proxy.text())
+        self.assertEqual(proxy.stop(60), 0)
 
     def try_scrape(self, port):
         try:
