@@ -10,6 +10,18 @@
 namespace pp::config {
 namespace {
 
+// upstream.tls.enabled when the schema has it. TLS is built on another
+// branch (issue 15's TLS half); until the two meet, TLS counts as off, and
+// this reads the key as soon as UpstreamSettings gains `tls.enabled`.
+template <class Upstream>
+bool upstream_tls_enabled(const Upstream& u) {
+  if constexpr (requires { u.tls.enabled; }) {
+    return u.tls.enabled;
+  } else {
+    return false;
+  }
+}
+
 class Rules {
  public:
   Rules(const KeyFacts& facts, std::vector<ConfigError>& errors) : facts_(facts), errors_(errors) {}
@@ -71,12 +83,60 @@ void check_tls_files(const UpstreamTlsSettings& tls, Rules& rules) {
   }
 }
 
+// Exactly the secrets the mechanism needs: a second source or a stray key
+// is a mistake the operator should hear about before the broker says no.
+void check_sasl(const Settings& settings, Rules& rules) {
+  const UpstreamSaslSettings& s = settings.upstream.sasl;
+  if (!rules.all_valid({"upstream.sasl.mechanism"})) return;
+  const std::string m = s.mechanism;
+  const bool password_mechanism = m == "PLAIN" || m.starts_with("SCRAM-");
+  auto must_be_unset = [&](std::string_view key, bool is_set, const std::string& why) {
+    if (is_set) rules.error({key}, std::string(key) + " is set, but " + why);
+  };
+  const std::string off = "upstream.sasl.mechanism is empty (SASL off)";
+  const std::string not_password = "upstream.sasl.mechanism = \"" + m + "\" takes no password";
+  const std::string not_token = "upstream.sasl.mechanism = \"" + m + "\" takes no token";
+  must_be_unset("upstream.sasl.username", !s.username.empty() && !password_mechanism, m.empty() ? off : not_password);
+  must_be_unset("upstream.sasl.password_file", !s.password_file.empty() && !password_mechanism,
+                m.empty() ? off : not_password);
+  must_be_unset("upstream.sasl.password_env", !s.password_env.empty() && !password_mechanism,
+                m.empty() ? off : not_password);
+  must_be_unset("upstream.sasl.token_file", !s.token_file.empty() && m != "OAUTHBEARER", m.empty() ? off : not_token);
+  must_be_unset("upstream.sasl.token_command", !s.token_command.empty() && m != "OAUTHBEARER",
+                m.empty() ? off : not_token);
+  if (m.empty()) return;
+  if (settings.upstream.embedded()) {
+    rules.error({"upstream.sasl.mechanism"},
+                "upstream.sasl.mechanism is set, but the embedded demo cluster has no SASL");
+  }
+  if (password_mechanism) {
+    if (s.username.empty()) rules.error({"upstream.sasl.mechanism"}, m + " needs upstream.sasl.username");
+    if (s.password_file.empty() == s.password_env.empty() &&
+        rules.all_valid({"upstream.sasl.password_file", "upstream.sasl.password_env"})) {
+      rules.error({"upstream.sasl.password_file", "upstream.sasl.password_env", "upstream.sasl.mechanism"},
+                  m + " needs exactly one of upstream.sasl.password_file, upstream.sasl.password_env");
+    }
+  }
+  if (m == "OAUTHBEARER" && s.token_file.empty() == s.token_command.empty() &&
+      rules.all_valid({"upstream.sasl.token_file", "upstream.sasl.token_command"})) {
+    rules.error({"upstream.sasl.token_file", "upstream.sasl.token_command", "upstream.sasl.mechanism"},
+                "OAUTHBEARER needs exactly one of upstream.sasl.token_file, upstream.sasl.token_command");
+  }
+  // The password would cross the network in the clear (RFC 4616 section 4).
+  if (m == "PLAIN" && !s.allow_plain_without_tls && !upstream_tls_enabled(settings.upstream)) {
+    rules.error({"upstream.sasl.mechanism"},
+                "upstream.sasl.mechanism = \"PLAIN\" sends the password in the clear without upstream TLS; "
+                "enable TLS or set upstream.sasl.allow_plain_without_tls = true");
+  }
+}
+
 }  // namespace
 
 void check_combinations(const Settings& s, const KeyFacts& facts, std::vector<ConfigError>& errors) {
   Rules rules(facts, errors);
   if (!facts.bad.contains("upstream.bootstrap_servers")) rules.require_bootstrap();
   check_tls_files(s.upstream.tls, rules);
+  check_sasl(s, rules);
 
   const auto& p = s.producer;
   // Kafka's ProducerConfig rule: a record must be allowed to wait out its

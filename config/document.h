@@ -24,6 +24,36 @@ struct Document {
   std::map<std::string, Location, std::less<>> overridden;
 };
 
+// The node of a section, dotted for a nested one ("upstream.sasl" is
+// root["upstream"]["sasl"]), or nullptr when some part is missing or not a table.
+inline const toml::node* section_table(const toml::table& root, std::string_view section) {
+  const toml::table* table = &root;
+  const toml::node* node = nullptr;
+  while (true) {
+    const auto dot = section.find('.');
+    node = table->get(section.substr(0, dot));
+    if (dot == std::string_view::npos || node == nullptr || !node->is_table()) return node;
+    table = node->as_table();
+    section.remove_prefix(dot + 1);
+  }
+}
+
+// The same, creating missing tables on the way (for --set); nullptr when a
+// part exists but is not a table (reported from the file).
+inline toml::table* section_table_for_update(toml::table& root, std::string_view section) {
+  toml::table* table = &root;
+  while (true) {
+    const auto dot = section.find('.');
+    const std::string_view part = section.substr(0, dot);
+    if (table->get(part) == nullptr) table->insert(part, toml::table{});
+    toml::node* node = table->get(part);
+    if (!node->is_table()) return nullptr;
+    table = node->as_table();
+    if (dot == std::string_view::npos) return table;
+    section.remove_prefix(dot + 1);
+  }
+}
+
 // Turns the document into Settings, appending every problem to `errors`: unknown
 // sections and keys (with suggestions), wrong types, out-of-range values, a
 // missing bootstrap_servers and impossible combinations of keys. The Settings

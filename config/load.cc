@@ -11,7 +11,6 @@
 
 #include "config/document.h"
 #include "config/schema.h"
-#include "config/sections.h"
 #include "config/suggest.h"
 
 namespace pp::config {
@@ -99,8 +98,12 @@ void apply_overrides(Document& doc, std::span<const std::string> overrides, std:
     }
     const std::string_view key = std::string_view(text).substr(0, eq);
     const std::string_view value = std::string_view(text).substr(eq + 1);
-    // Key names have no dots; sections may ("upstream.tls").
-    const auto dot = key.rfind('.');
+    // The longest known section the key starts with ("upstream.sasl.mechanism"
+    // is in [upstream.sasl]); else the part before the first dot.
+    auto dot = key.find('.');
+    for (const auto s : all_sections()) {
+      if (s.size() > dot && s.size() < key.size() && key.starts_with(s) && key[s.size()] == '.') dot = s.size();
+    }
     const std::string_view section = dot == std::string_view::npos ? "" : key.substr(0, dot);
     const std::string_view name = dot == std::string_view::npos ? key : key.substr(dot + 1);
     const KeySpec* spec = find_key(section, name);
@@ -112,8 +115,8 @@ void apply_overrides(Document& doc, std::span<const std::string> overrides, std:
     }
     const Location value_at{kOverrideSource, line, static_cast<std::int64_t>(eq + 2)};
     const auto node = override_value(*spec, value);
-    toml::table* section_table = ensure_section(doc.root, spec->section);
     // A section that is not a table is reported from the file; nothing to merge into.
+    toml::table* section_table = section_table_for_update(doc.root, spec->section);
     if (section_table == nullptr) continue;
     toml::table& table = *section_table;
     std::move(*node).visit([&](auto&& n) { table.insert_or_assign(spec->name, std::forward<decltype(n)>(n)); });

@@ -8,8 +8,8 @@
 #include "config/address.h"
 #include "config/combinations.h"
 #include "config/document.h"
+#include "config/sasl_checks.h"
 #include "config/schema.h"
-#include "config/sections.h"
 #include "config/suggest.h"
 
 namespace pp::config {
@@ -67,11 +67,25 @@ class Reader {
         }
         continue;
       }
-      if (!node.is_table()) {
-        error(at, "[" + std::string(section) + "] must be a table, not " + type_name(node));
+      report_unknown_in(std::string(section), node, at);
+    }
+  }
+
+  // Keys of one section; a sub-table that is itself a section ([upstream.sasl]) is walked in turn.
+  void report_unknown_in(const std::string& section, const toml::node& node, const Location& at) {
+    if (!node.is_table()) {
+      error(at, "[" + section + "] must be a table, not " + type_name(node));
+      return;
+    }
+    const auto sections = all_sections();
+    for (auto&& [name, value] : *node.as_table()) {
+      if (find_key(section, name.str()) != nullptr) continue;
+      const std::string nested = section + "." + std::string(name.str());
+      if (std::find(sections.begin(), sections.end(), nested) != sections.end()) {
+        report_unknown_in(nested, value, value.is_table() ? node_location(value) : key_location(name, value));
         continue;
       }
-      report_unknown_in(section, *node.as_table());
+      report_unknown_value(key_location(name, value), section, std::string(name.str()), value);
     }
   }
 
@@ -95,19 +109,6 @@ class Reader {
 
  private:
   void error(Location at, std::string message) { errors_.push_back(ConfigError{std::move(at), std::move(message)}); }
-
-  void report_unknown_in(std::string_view section, const toml::table& table) {
-    const auto sections = all_sections();
-    for (auto&& [name, value] : table) {
-      if (find_key(section, name.str()) != nullptr) continue;
-      const std::string nested = std::string(section) + "." + std::string(name.str());
-      if (value.is_table() && std::find(sections.begin(), sections.end(), nested) != sections.end()) {
-        report_unknown_in(nested, *value.as_table());  // [upstream.tls]
-        continue;
-      }
-      report_unknown_value(key_location(name, value), section, std::string(name.str()), value);
-    }
-  }
 
   // A dotted key (Kafka style, `batch.size = 1`) is a sub-table in TOML:
   // report its leaves by their dotted names, which suggest_key() understands.
@@ -154,8 +155,9 @@ class Reader {
     return node_location(*upstream);
   }
 
+  // A section may be nested ([upstream.sasl]): its table is a sub-table.
   const toml::node* lookup(const KeySpec& spec) const {
-    const toml::node* section = find_section(doc_.root, spec.section);
+    const toml::node* section = section_table(doc_.root, spec.section);
     if (section == nullptr || !section->is_table()) return nullptr;
     return section->as_table()->get(spec.name);
   }
@@ -207,8 +209,14 @@ class Reader {
         // Kafka's STRING: an int16 length.
         if (value.size() > 32767) problem = "longer than 32767 bytes";
         break;
+      case Check::kSaslMechanism:
+      case Check::kReadableFile:
+      case Check::kEnvironmentName:
+        problem = sasl_value_problem(spec.check, value);
+        break;
       case Check::kNone:
       case Check::kBootstrapList:
+      case Check::kCommand:
         break;
     }
     if (problem) {
@@ -222,6 +230,7 @@ class Reader {
   bool read_field(const KeySpec& spec, const toml::node& node, const Location& at, std::vector<std::string>& out) {
     const auto* array = node.as_array();
     if (array == nullptr) return wrong_type(spec, node, at, "an array of strings");
+    if (spec.check == Check::kCommand) return read_command(spec, *array, at, out);
     const bool overridden = doc_.overridden.contains(spec.full_name());
     std::vector<std::string> values;
     bool ok = true;
@@ -255,6 +264,24 @@ class Reader {
       return false;
     }
     out = std::move(values);
+    return true;
+  }
+
+  bool read_command(const KeySpec& spec, const toml::array& array, const Location& at, std::vector<std::string>& out) {
+    std::vector<std::string> argv;
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      const auto* v = array.get(i)->as_string();
+      if (v == nullptr) {
+        error(at, spec.full_name() + "[" + std::to_string(i) + "] must be a string, not " + type_name(*array.get(i)));
+        return false;
+      }
+      argv.push_back(v->get());
+    }
+    if (const auto problem = command_problem(argv)) {
+      error(at, spec.full_name() + " " + *problem);
+      return false;
+    }
+    out = std::move(argv);
     return true;
   }
 

@@ -26,6 +26,10 @@ enum class Check : std::uint8_t {
   kAdvertisedAddress,  // empty, or host:port (port 0: the port actually bound)
   kBootstrapList,      // non-empty list of host:port with port 1-65535, or ["embedded"]
   kClientId,           // a Kafka STRING: at most 32767 bytes
+  kSaslMechanism,      // "", PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER
+  kReadableFile,       // empty, or a file this process can read (secrets: checked, never shown)
+  kEnvironmentName,    // empty, or an environment variable's name
+  kCommand,            // an argv: empty, or a non-empty program name first
 };
 
 inline constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
@@ -80,6 +84,16 @@ void visit_keys(F&& f, S&... s) {
   f(KeySpec{"upstream.tls", "key_file", 0, 0, kLive}, s.upstream.tls.key_file...);
   f(KeySpec{"upstream.tls", "server_name", 0, 0, kLive}, s.upstream.tls.server_name...);
   f(KeySpec{"upstream.tls", "verify_hostname", 0, 0, kLive}, s.upstream.tls.verify_hostname...);
+  // Restart-only: SIGHUP re-reads the password and token files these name
+  // (for new authentications), not the choice of mechanism or files.
+  f(KeySpec{"upstream.sasl", "mechanism", 0, 0, kRestart, Check::kSaslMechanism}, s.upstream.sasl.mechanism...);
+  f(KeySpec{"upstream.sasl", "username", 0, 0, kRestart}, s.upstream.sasl.username...);
+  f(KeySpec{"upstream.sasl", "password_file", 0, 0, kRestart, Check::kReadableFile}, s.upstream.sasl.password_file...);
+  f(KeySpec{"upstream.sasl", "password_env", 0, 0, kRestart, Check::kEnvironmentName}, s.upstream.sasl.password_env...);
+  f(KeySpec{"upstream.sasl", "token_file", 0, 0, kRestart, Check::kReadableFile}, s.upstream.sasl.token_file...);
+  f(KeySpec{"upstream.sasl", "token_command", 0, 0, kRestart, Check::kCommand}, s.upstream.sasl.token_command...);
+  f(KeySpec{"upstream.sasl", "token_lifetime_ms", 1000, kInt32Max, kRestart}, s.upstream.sasl.token_lifetime_ms...);
+  f(KeySpec{"upstream.sasl", "allow_plain_without_tls", 0, 0, kRestart}, s.upstream.sasl.allow_plain_without_tls...);
 
   // Ten minutes is far past any useful linger; the bound catches unit typos.
   f(KeySpec{"producer", "linger_ms", 0, 600000, kLive}, s.producer.linger_ms...);

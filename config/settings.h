@@ -92,6 +92,20 @@ struct UpstreamTlsSettings {
   bool operator==(const UpstreamTlsSettings&) const = default;
 };
 
+// [upstream.sasl]: authentication to the brokers (issue 15). Secrets are
+// never values here: only the files or environment variable that hold them.
+struct UpstreamSaslSettings {
+  std::string mechanism;  // "" (off) | PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 | OAUTHBEARER
+  std::string username;
+  std::string password_file;
+  std::string password_env;  // the name of an environment variable
+  std::string token_file;
+  std::vector<std::string> token_command;    // argv, run without a shell
+  std::int64_t token_lifetime_ms = 3600000;  // a token that is not a JWT with "exp"
+  bool allow_plain_without_tls = false;
+  bool operator==(const UpstreamSaslSettings&) const = default;
+};
+
 // [upstream]: the real Kafka cluster.
 struct UpstreamSettings {
   // Required: validation fails while this is empty.
@@ -100,6 +114,7 @@ struct UpstreamSettings {
   std::int64_t request_timeout_ms = 30000;
   std::int64_t metadata_max_age_ms = 300000;
   UpstreamTlsSettings tls;
+  UpstreamSaslSettings sasl;
 
   bool embedded() const { return bootstrap_servers.size() == 1 && bootstrap_servers.front() == kEmbeddedBootstrap; }
   bool operator==(const UpstreamSettings&) const = default;

@@ -64,6 +64,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
         "process's memory and are lost when it exits",
         embedded_->bootstraps());
   }
+  if (auto sasl = configure_sasl(upstream); !sasl) return sasl;
   for (const auto& b : upstream.bootstrap_servers) bootstrap_ += (bootstrap_.empty() ? "" : ",") + b;
   driver_ =
       std::make_unique<ProducerDriver>(loop_, upstream, to_pipeline_config(settings_), &metrics_->pipeline_observer());
@@ -80,6 +81,21 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
     });
   }
   readiness_.start(0, kReadinessPollMs, [this] { check_ready(); });
+  return {};
+}
+
+// Reads the password (or checks the token source) now, so a missing secret
+// fails start-up with the key's name instead of every connection later.
+std::expected<void, std::string> ProxyRuntime::configure_sasl(upstream::UpstreamConfig& upstream) {
+  if (settings_.upstream.sasl.mechanism.empty()) return {};
+  auto authenticator = upstream::sasl::Authenticator::create(to_sasl_config(settings_));
+  if (!authenticator) return std::unexpected("upstream.sasl: " + authenticator.error());
+  sasl_ = *authenticator;
+  upstream.sasl = sasl_;
+  Metrics* metrics = metrics_.get();
+  upstream.on_reauthenticated = [metrics](std::int32_t node) { metrics->on_upstream_reauthentication(node); };
+  spdlog::info("upstream: SASL {} as {}", sasl_->mechanism(),
+               settings_.upstream.sasl.username.empty() ? std::string("(token)") : settings_.upstream.sasl.username);
   return {};
 }
 
@@ -195,6 +211,7 @@ void ProxyRuntime::reload(const config::Settings& reloaded) {
   driver_->set_request_timeout_ms(static_cast<std::int32_t>(settings_.upstream.request_timeout_ms));
   if (frontend_) frontend_->set_idle_timeout_ms(settings_.listener.idle_timeout_ms);
   reload_tls();
+  reload_sasl();
 }
 
 // Certificate, key and CA files are re-read on every SIGHUP, changed or not
@@ -211,6 +228,17 @@ void ProxyRuntime::reload_tls() {
   spdlog::info(
       "SIGHUP: upstream TLS files re-read; new broker connections use them, connections up now are kept (not "
       "dropped)");
+}
+
+// New authentications (reconnects, KIP-368 re-authentications) use what the
+// password or token file holds now; live sessions are not touched.
+void ProxyRuntime::reload_sasl() {
+  if (!sasl_) return;
+  if (auto reloaded = sasl_->reload(); !reloaded) {
+    spdlog::error("SIGHUP: upstream.sasl: {}; keeping the previous password", reloaded.error());
+  } else {
+    spdlog::info("SIGHUP: upstream.sasl credentials re-read");
+  }
 }
 
 std::uint16_t ProxyRuntime::client_port() const {

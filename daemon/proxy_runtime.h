@@ -63,7 +63,9 @@ class ProxyRuntime {
   void exit_if_fatal();
   void sample_metrics();
   void reload_tls();
+  void reload_sasl();
   void finish_drain(bool deadline);
+  std::expected<void, std::string> configure_sasl(upstream::UpstreamConfig& upstream);
 
   uv_loop_t* loop_;
   config::Settings settings_;
@@ -73,6 +75,7 @@ class ProxyRuntime {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<MetricsServer> metrics_server_;
   std::unique_ptr<MockCluster> embedded_;
+  std::shared_ptr<upstream::sasl::Authenticator> sasl_;  // null: no upstream SASL
   std::unique_ptr<ProducerDriver> driver_;
   std::unique_ptr<Frontend> frontend_;
   net::Timer heartbeat_;

@@ -59,6 +59,12 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   return f;
 }
 
+upstream::sasl::SaslConfig to_sasl_config(const config::Settings& s) {
+  const config::UpstreamSaslSettings& c = s.upstream.sasl;
+  return upstream::sasl::SaslConfig{c.mechanism,  c.username,      c.password_file,    c.password_env,
+                                    c.token_file, c.token_command, c.token_lifetime_ms};
+}
+
 MetricsConfig to_metrics_config(const config::Settings& s) {
   return MetricsConfig{s.metrics.address, s.metrics.partition_labels};
 }

@@ -22,5 +22,7 @@ MetricsConfig to_metrics_config(const config::Settings& s);
 // the files, read now (start-up, SIGHUP). The error names the key and the
 // file and OpenSSL's reason, never the file's contents.
 std::expected<upstream::TransportSecurity, std::string> to_transport_security(const config::Settings& s);
+// upstream.sasl; mechanism "" means off.
+upstream::sasl::SaslConfig to_sasl_config(const config::Settings& s);
 
 }  // namespace pp

@@ -108,7 +108,9 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
       upstream_connected(
           gauge(r, "upstream_connected", "1 while the broker connection is up and negotiated, by broker node id.")),
       upstream_auth_failures_total(counter(r, "upstream_auth_failures_total",
-                                           "Broker connections that failed to authenticate (TLS handshake), by "
-                                           "broker host:port and reason.")) {}
+                                           "Broker connections that failed to authenticate (TLS handshake or "
+                                           "SASL), by broker host:port and reason.")),
+      upstream_reauthentications_total(
+          counter(r, "upstream_reauthentications_total", "Completed KIP-368 re-authentications, by broker node id.")) {}
 
 }  // namespace pp

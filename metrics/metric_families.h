@@ -62,6 +62,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Histogram>& batch_bytes;
   prometheus::Family<prometheus::Gauge>& upstream_connected;
   prometheus::Family<prometheus::Counter>& upstream_auth_failures_total;
+  prometheus::Family<prometheus::Counter>& upstream_reauthentications_total;
 };
 
 }  // namespace pp

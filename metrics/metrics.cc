@@ -52,7 +52,8 @@ Metrics::Metrics(const MetricsConfig& config, std::string_view version)
       duplicates_in_flight_(families_.client_duplicates_total.Add({{"outcome", "in_flight"}})),
       requests_(families_.client_requests_total),
       broker_inflight_(families_.inflight_requests),
-      broker_connected_(families_.upstream_connected) {
+      broker_connected_(families_.upstream_connected),
+      reauthentications_(families_.upstream_reauthentications_total) {
   families_.build_info.Add({{"version", std::string(version)}}).Set(1);
   // The three valid acks exist from the start, so a dashboard's rate() has a
   // zero to start from; "invalid" appears only if a client sends one.
@@ -141,6 +142,10 @@ void Metrics::sample(std::size_t buffered_bytes, std::span<const BrokerSample> b
     broker_inflight_.get(b.node_id, broker_label).Set(b.in_flight);
     broker_connected_.get(b.node_id, broker_label).Set(b.connected ? 1 : 0);
   }
+}
+
+void Metrics::on_upstream_reauthentication(std::int32_t node) {
+  reauthentications_.get(node, broker_label).Increment();
 }
 
 std::string Metrics::exposition() const {

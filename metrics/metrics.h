@@ -86,6 +86,10 @@ class Metrics {
                          std::int8_t magic);
   static constexpr std::size_t kMaxClientSoftwareSeries = 100;
 
+  // --- upstream authentication (loop thread), per event ---
+  // reason: a fixed label from the upstream layer ("sasl_authentication", ...).
+  void on_upstream_reauthentication(std::int32_t node);
+
   // --- a periodic sampler on the loop (every few hundred ms) ---
   // buffered_bytes from IdempotentProducer::buffered_bytes(); brokers from
   // Upstream::broker_status(). A broker that was sampled before and is
@@ -119,6 +123,7 @@ class Metrics {
   std::array<prometheus::Histogram*, 4> by_acks_{};         // 0, 1, all, invalid (lazy)
   ChildCache<prometheus::Gauge, std::int32_t> broker_inflight_;
   ChildCache<prometheus::Gauge, std::int32_t> broker_connected_;
+  ChildCache<prometheus::Counter, std::int32_t> reauthentications_;
 };
 
 }  // namespace pp

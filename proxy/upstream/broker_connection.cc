@@ -26,6 +26,8 @@ std::string_view to_string(BrokerConnection::State state) {
       return "connecting";
     case BrokerConnection::State::kNegotiating:
       return "negotiating";
+    case BrokerConnection::State::kAuthenticating:
+      return "authenticating";
     case BrokerConnection::State::kReady:
       return "ready";
   }
@@ -69,7 +71,8 @@ BrokerConnection::BrokerConnection(uv_loop_t* loop, net::Deferred& deferred, std
       reconnect_timer_(loop),
       throttle_timer_(loop),
       backoff_(static_cast<std::uint64_t>(std::max(options_.reconnect_backoff_ms, 1)),
-               static_cast<std::uint64_t>(std::max(options_.reconnect_backoff_max_ms, 1))) {}
+               static_cast<std::uint64_t>(std::max(options_.reconnect_backoff_max_ms, 1))),
+      reauth_timer_(loop) {}
 
 BrokerConnection::~BrokerConnection() {
   self_.reset();  // callbacks already posted see we are gone
@@ -87,7 +90,7 @@ bool BrokerConnection::throttled() const {
 }
 
 bool BrokerConnection::can_send_produce() const {
-  return state_ == State::kReady && !retiring_ && versions_.version(ApiKey::kProduce) &&
+  return state_ == State::kReady && !retiring_ && !reauth_due_ && versions_.version(ApiKey::kProduce) &&
          in_flight() < options_.max_in_flight && !throttled();
 }
 
@@ -213,17 +216,31 @@ void BrokerConnection::on_api_versions(const ApiVersionsResponse& response, std:
     return;
   }
   versions_ = NegotiatedVersions::negotiate(response.api_keys);
-  state_ = State::kReady;
-  failures_ = 0;
   // A v0 fallback was for this session: a real broker whose connection was
   // cut mid-negotiation (a restart) speaks v3 again next time; only a broker
   // that lists nothing newer (librdkafka's mock) keeps getting v0.
   if (const auto listed = versions_.version(ApiKey::kApiVersions); listed && *listed >= kFirstApiVersionsVersion) {
     api_versions_version_ = kFirstApiVersionsVersion;
   }
-  log().info("{}: ready (ApiVersions v{}): {}", describe(), sent_version, versions_.describe());
+  negotiated_with_ = sent_version;
   for (const std::string& u : versions_.unusable()) {
     log().error("{}: unusable for {}", describe(), u);
+  }
+  if (options_.sasl) {
+    begin_authentication(/*reauth=*/false);
+    return;
+  }
+  become_ready();
+}
+
+void BrokerConnection::become_ready() {
+  const bool again = reauth_;
+  state_ = State::kReady;
+  failures_ = 0;
+  reauth_ = false;
+  if (!again) {
+    const std::string sasl = options_.sasl ? ", authenticated with SASL " + options_.sasl->mechanism() : "";
+    log().info("{}: ready (ApiVersions v{}): {}{}", describe(), negotiated_with_, versions_.describe(), sasl);
   }
   emit(Event::kReady);
 }

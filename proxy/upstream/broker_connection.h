@@ -1,7 +1,13 @@
 // One connection to one broker, owned by the loop thread:
 //
-//   disconnected -> connecting -> negotiating (ApiVersions) -> ready
-//         ^______________ backoff (exponential, jittered) ______|
+//   disconnected -> connecting -> negotiating (ApiVersions) [-> authenticating] -> ready
+//         ^______________ backoff (exponential, jittered) _________________________|
+//
+// With SASL configured (broker_connection_sasl.cc), SaslHandshake v1 and
+// SaslAuthenticate follow ApiVersions. A session lifetime from the broker
+// (KIP-368) schedules re-authentication at 85-95 % of it: from then no new
+// Produce is sent, the outstanding requests finish, the connection goes back
+// to authenticating on the same socket and is ready again afterwards.
 //
 // Requests get increasing correlation ids and Kafka answers them in order on
 // a connection, so a response must match the oldest outstanding request; any
@@ -29,8 +35,11 @@
 #include "proxy/net/timer.h"
 #include "proxy/protocol/codec.h"
 #include "proxy/protocol/frame.h"
+#include "proxy/protocol/messages/sasl_authenticate.h"
+#include "proxy/protocol/messages/sasl_handshake.h"
 #include "proxy/upstream/api_versions_negotiation.h"
 #include "proxy/upstream/response_sink.h"
+#include "proxy/upstream/sasl/authenticator.h"
 #include "proxy/upstream/transport.h"
 
 namespace pp::upstream {
@@ -53,11 +62,16 @@ struct BrokerConnectionOptions {
   // A connection that failed to authenticate (a TLS handshake that failed):
   // its reason is a metric label (tls_certificate, tls_hostname, ...).
   std::function<void(const BrokerConnection&, std::string_view reason)> on_auth_failure;
+  // upstream.sasl; null: no SASL. Shared by every connection of an Upstream.
+  std::shared_ptr<sasl::Authenticator> sasl;
+  // Told of each completed KIP-368 re-authentication (failures go to
+  // on_auth_failure, SASL's as TLS's).
+  std::function<void(std::int32_t node)> on_reauthenticated;
 };
 
 class BrokerConnection {
  public:
-  enum class State : std::uint8_t { kDisconnected, kConnecting, kNegotiating, kReady };
+  enum class State : std::uint8_t { kDisconnected, kConnecting, kNegotiating, kAuthenticating, kReady };
   enum class Event : std::uint8_t {
     kReady,          // negotiated: requests may be sent
     kThrottleEnded,  // KIP-219 wait over: Produce may be sendable again
@@ -118,6 +132,9 @@ class BrokerConnection {
   // Ready, Produce usable (v3+), under max_in_flight and not throttled.
   bool can_send_produce() const;
   std::uint64_t produce_requests_sent() const { return produce_requests_sent_; }
+  std::uint64_t reauthentications() const { return reauthentications_; }
+  // KIP-368: a re-authentication is due or running (no new Produce meanwhile).
+  bool reauthenticating() const { return reauth_due_ || (state_ == State::kAuthenticating && reauth_); }
   int consecutive_failures() const { return failures_; }
   std::string describe() const;  // "broker 2 (127.0.0.1:9092)"
 
@@ -140,6 +157,17 @@ class BrokerConnection {
   void report_auth_failure(std::string_view reason);
   void send_api_versions();
   void on_api_versions(const ApiVersionsResponse& response, std::int16_t sent_version);
+  void become_ready();
+  // broker_connection_sasl.cc
+  void begin_authentication(bool reauth);
+  void on_sasl_handshake(std::uint64_t session, std::expected<SaslHandshakeResponse, ErrorCode> result);
+  void send_sasl_authenticate(Bytes auth_bytes);
+  void on_sasl_authenticate(std::uint64_t session, std::expected<SaslAuthenticateResponse, ErrorCode> result);
+  void authenticated(std::int64_t session_lifetime_ms);
+  void authentication_failed(std::string_view metric_reason, const std::string& why);
+  void schedule_reauthentication(std::int64_t session_lifetime_ms);
+  void maybe_start_reauthentication();
+  void reset_authentication();
   void enqueue(ApiKey key, std::int16_t version, Bytes frame, std::unique_ptr<ResponseSink> sink);
   void write(Pending pending);
   void on_data(ByteView data);
@@ -150,8 +178,8 @@ class BrokerConnection {
   void end_throttle();
   void maybe_finish_retiring();
 
-  // kAuthentication: the peer refused us (a TLS handshake); never a reason
-  // to retry ApiVersions at v0.
+  // kAuthentication: the peer refused us (a TLS handshake, SASL); never a
+  // reason to retry ApiVersions at v0.
   enum class Cause : std::uint8_t { kRequested, kPeer, kProtocolError, kTimeout, kAuthentication };
   void close_session(std::string_view reason, Cause cause);
   std::size_t fail_outstanding(Cause cause);
@@ -189,6 +217,7 @@ class BrokerConnection {
   std::uint64_t timer_deadline_ms_ = 0;  // when timeout_timer_ fires
 
   std::int16_t api_versions_version_ = kFirstApiVersionsVersion;
+  std::int16_t negotiated_with_ = 0;  // the ApiVersions version that was answered
   NegotiatedVersions versions_;
 
   std::uint64_t throttled_until_ms_ = 0;
@@ -199,6 +228,12 @@ class BrokerConnection {
   int failures_ = 0;
   LogLimiter warn_limiter_{std::chrono::seconds(10)};  // disconnect warnings
   std::uint64_t produce_requests_sent_ = 0;
+
+  std::unique_ptr<sasl::SaslMechanism> mechanism_;  // during an exchange only
+  bool reauth_ = false;                             // the exchange running is a re-authentication
+  bool reauth_due_ = false;
+  net::Timer reauth_timer_;
+  std::uint64_t reauthentications_ = 0;
 };
 
 std::string_view to_string(BrokerConnection::State state);

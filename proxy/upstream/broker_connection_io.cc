@@ -8,6 +8,13 @@
 #include "proxy/upstream/log.h"
 
 namespace pp::upstream {
+namespace {
+
+bool connection_request(ApiKey key) {
+  return key == ApiKey::kApiVersions || key == ApiKey::kSaslHandshake || key == ApiKey::kSaslAuthenticate;
+}
+
+}  // namespace
 
 void BrokerConnection::on_data(ByteView data) {
   if (!frame_reader_) return;
@@ -61,6 +68,7 @@ bool BrokerConnection::handle_frame(const Bytes& frame) {
   done.sink->deliver();
   if (weak.expired() || session != session_) return false;
   maybe_finish_retiring();
+  if (session == session_) maybe_start_reauthentication();  // KIP-368: waits for in-flight requests
   return session == session_;
 }
 
@@ -94,6 +102,7 @@ void BrokerConnection::close_session(std::string_view reason, Cause cause) {
   timeout_timer_.stop();
   throttle_timer_.stop();
   throttled_until_ms_ = 0;
+  reset_authentication();
 
   const std::size_t failed = fail_outstanding(cause);
   const bool negotiation_fallback = cause != Cause::kRequested && cause != Cause::kTimeout &&
@@ -125,7 +134,8 @@ std::size_t BrokerConnection::fail_outstanding(Cause cause) {
     for (Pending& p : *queue) {
       const ErrorCode e =
           cause == Cause::kTimeout && p.deadline_ms <= t ? ErrorCode::kRequestTimedOut : ErrorCode::kNetworkException;
-      if (p.api_key != ApiKey::kApiVersions) failing->emplace_back(std::move(p.sink), e);
+      // The connection's own requests (ApiVersions, SASL) end with the session.
+      if (!connection_request(p.api_key)) failing->emplace_back(std::move(p.sink), e);
     }
     queue->clear();
   }
@@ -155,9 +165,8 @@ void BrokerConnection::log_close(State was, std::string_view reason, Cause cause
   // At most one warning per broker per interval; the rest go to debug and
   // are counted in the next warning.
   const auto held_back = warn_limiter_.admit(now());
-  const auto level = !held_back                       ? spdlog::level::debug
-                     : cause == Cause::kProtocolError ? spdlog::level::err
-                                                      : spdlog::level::warn;
+  const bool error = cause == Cause::kProtocolError || cause == Cause::kAuthentication;
+  const auto level = !held_back ? spdlog::level::debug : error ? spdlog::level::err : spdlog::level::warn;
   const std::string more =
       held_back && *held_back > 0 ? " (" + std::to_string(*held_back) + " more since the last warning)" : "";
   log().log(level, "{}: disconnected while {}: {}{}{}", describe(), to_string(was), reason, failed, more);

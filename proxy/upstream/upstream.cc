@@ -77,6 +77,8 @@ std::unique_ptr<BrokerConnection> Upstream::make_connection(std::int32_t node, n
       observer->on_auth_failure(c.address().to_string(), reason);
     };
   }
+  options.sasl = config_.sasl;
+  options.on_reauthenticated = config_.on_reauthenticated;
   return std::make_unique<BrokerConnection>(
       loop_, deferred_, node, std::move(address), std::move(options),
       [this](BrokerConnection& c, BrokerConnection::Event e) { on_connection_event(c, e); });

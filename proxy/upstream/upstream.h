@@ -48,6 +48,10 @@ struct UpstreamConfig {
   int reconnect_backoff_max_ms = 1000;
   TransportSecurity security;            // [upstream.tls]; plaintext without a context
   UpstreamObserver* observer = nullptr;  // outlives the Upstream
+  // upstream.sasl (null: off) and who hears of its re-authentications
+  // (metrics); failures reach `observer` like TLS's.
+  std::shared_ptr<sasl::Authenticator> sasl;
+  std::function<void(std::int32_t node)> on_reauthenticated;
 };
 
 // One broker, for metrics and readiness.

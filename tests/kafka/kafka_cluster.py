@@ -451,6 +451,52 @@ class SslListener:
     client_auth: str = "none"
 
 
+SASL_LISTENER = "SASL_PLAINTEXT"
+
+
+def sasl_listener_config(sasl, port):
+    """server.properties lines for the SASL_PLAINTEXT listener. `sasl` is
+    {"mechanisms": [...], "plain_users": {name: password}, "scram_users":
+    [(mechanism, name, password)]}: PLAIN users live in the listener's JAAS
+    line (user_<name>="..."), SCRAM users are created at format time
+    (scram_format_args), and OAUTHBEARER uses Kafka's default server callback,
+    the unsecured validator (unsecured JWS tokens, alg none, with sub and exp)."""
+    prefix = "listener.name.%s." % SASL_LISTENER.lower()
+    mechanisms = list(sasl.get("mechanisms", []))
+    cfg = {prefix + "sasl.enabled.mechanisms": ",".join(mechanisms)}
+    if "PLAIN" in mechanisms:
+        users = " ".join('user_%s="%s"' % (u, pw) for u, pw in sorted(sasl.get("plain_users", {}).items()))
+        cfg[prefix + "plain.sasl.jaas.config"] = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule required %s;" % users)
+    for m in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+        if m in mechanisms:
+            cfg[prefix + m.lower() + ".sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;")
+    if "OAUTHBEARER" in mechanisms:
+        cfg[prefix + "oauthbearer.sasl.jaas.config"] = (
+            'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
+            'unsecuredLoginStringClaim_sub="broker";')
+    return cfg
+
+
+def scram_format_args(sasl):
+    """kafka-storage format --add-scram arguments for sasl["scram_users"]."""
+    args = []
+    for mechanism, name, password in (sasl or {}).get("scram_users", []):
+        args += ["--add-scram", "%s=[name=%s,password=%s]" % (mechanism, name, password)]
+    return args
+
+
+def unsecured_jwt(subject, expires_at):
+    """An unsecured JWS (RFC 7515 with alg none) that Kafka's
+    OAuthBearerUnsecuredValidatorCallbackHandler accepts until `expires_at`
+    (seconds since the epoch)."""
+    def part(obj):
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+    return "%s.%s." % (part({"alg": "none"}), part({"sub": subject, "iat": int(time.time()) - 5,
+                                                    "exp": int(expires_at)}))
+
+
 class _Node:
     def __init__(self, node_id, port, controller_port, workdir):
         self.id = node_id
@@ -463,6 +509,7 @@ class _Node:
         self.log4j_path = os.path.join(self.dir, "log4j2.properties")
         self.server_log = os.path.join(self.dir, "server.log")
         self.stdout_log = os.path.join(self.dir, "stdout.log")
+        self.sasl_port = None
         self.proc = None
 
     def alive(self):
@@ -485,10 +532,15 @@ class KafkaCluster:
     Node ids are 1..nodes. Ports are picked free unless `broker_ports` gives
     the client (PLAINTEXT) port of each node. `broker_config` entries override
     the defaults below (written to every node's server.properties).
+
+    `sasl` adds a SASL_PLAINTEXT listener on its own port per node (see
+    sasl_listener_config); the PLAINTEXT listener stays for the harness's own
+    admin and read-back tools and for inter-broker traffic.
     """
 
     def __init__(self, nodes=1, workdir=None, broker_config=None, broker_ports=None,
-                 heap=None, start_timeout=60.0, stop_timeout=10.0, keep_workdir=None, ssl_listeners=None):
+                 heap=None, start_timeout=60.0, stop_timeout=10.0, keep_workdir=None, ssl_listeners=None,
+                 sasl=None):
         if nodes < 1:
             raise ValueError("nodes must be >= 1")
         # {"SSL": SslListener(...), "MTLS": ...}: extra listeners, each on its own
@@ -511,6 +563,7 @@ class KafkaCluster:
             raise ValueError("broker_ports needs one port per node")
         self._broker_ports = list(broker_ports) if broker_ports else None
         self.cluster_id = random_cluster_id()
+        self.sasl = dict(sasl) if sasl else None
         self._nodes = {}
         self._started = False
         self.startup_seconds = None
@@ -576,6 +629,11 @@ class KafkaCluster:
             "log.dirs": node.data_dir,
         })
         self._add_ssl_listeners(node, cfg)
+        if self.sasl:
+            cfg.update(sasl_listener_config(self.sasl, node.sasl_port))
+            cfg["listeners"] += ",%s://%s:%d" % (SASL_LISTENER, HOST, node.sasl_port)
+            cfg["advertised.listeners"] += ",%s://%s:%d" % (SASL_LISTENER, HOST, node.sasl_port)
+            cfg["listener.security.protocol.map"] += ",%s:SASL_PLAINTEXT" % SASL_LISTENER
         cfg.update({k: str(v) for k, v in self.broker_config.items()})
         return cfg
 
@@ -671,6 +729,11 @@ class KafkaCluster:
         for node in self._nodes.values():
             for name in names:
                 node.ssl_ports[name] = extra.pop()
+        if self.sasl:
+            taken = {p for pair in ports for p in pair} | {p for nd in self._nodes.values() for p in nd.ssl_ports.values()}
+            spare = [p for p in free_ports(3 * n) if p not in taken][:n]
+            for node, port in zip(self._nodes.values(), spare):
+                node.sasl_port = port
 
     def _format_all(self, libs):
         procs = []
@@ -678,7 +741,8 @@ class KafkaCluster:
             cmd = (["java"] + TOOL_JVM_FLAGS
                    + ["-Dlog4j2.configurationFile=" + node.log4j_path, "-cp", _classpath(libs),
                       "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                      "-c", node.config_path, "--ignore-formatted"])
+                      "-c", node.config_path, "--ignore-formatted"]
+                   + scram_format_args(self.sasl))
             out = open(os.path.join(node.dir, "format.log"), "w")
             procs.append((node, out, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                                       preexec_fn=_die_with_parent)))
@@ -780,6 +844,11 @@ class KafkaCluster:
     def ssl_bootstrap(self, listener="SSL"):
         """The SSL listener `listener` of every node, "127.0.0.1:P1,..."."""
         return ",".join("%s:%d" % (HOST, self._nodes[i].ssl_ports[listener]) for i in self.broker_ids)
+
+    @property
+    def sasl_bootstrap(self):
+        """The SASL_PLAINTEXT listener of every node (the cluster was made with sasl=...)."""
+        return ",".join("%s:%d" % (HOST, self._nodes[i].sasl_port) for i in self.broker_ids)
 
     def is_alive(self, broker_id):
         return self._nodes[broker_id].alive()

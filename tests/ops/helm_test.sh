@@ -57,6 +57,14 @@ render default native
 render container container --set sidecar.mode=container
 render podmonitor podmonitor --set metrics.podMonitor.enabled=true
 render long-drain native --set config.shutdown.drain_timeout_ms=90000
+# Upstream SASL: the Secret mounted as files, the nested [upstream.sasl] table rendered.
+render sasl native --set saslSecret.name=kafka-sasl --set config.upstream.sasl.mechanism=SCRAM-SHA-512 \
+  --set config.upstream.sasl.username=proxy --set config.upstream.sasl.password_file=/etc/produce-proxy/sasl/password
+grep -q 'secretName: kafka-sasl$' "$tmp/sasl.yaml" && grep -q 'mountPath: /etc/produce-proxy/sasl$' "$tmp/sasl.yaml" ||
+  { echo "FAIL: saslSecret.name should mount the Secret at /etc/produce-proxy/sasl"; fail=1; }
+grep -q '^\[upstream.sasl\]$' "$tmp/sasl.toml" && grep -q '^mechanism = "SCRAM-SHA-512"$' "$tmp/sasl.toml" ||
+  { echo "FAIL: config.upstream.sasl should render as [upstream.sasl]"; cat "$tmp/sasl.toml"; fail=1; }
+! grep -q 'produce-proxy-sasl' "$tmp/default.yaml" || { echo "FAIL: no Secret is mounted by default"; fail=1; }
 grep -q 'terminationGracePeriodSeconds: 105$' "$tmp/long-drain.yaml" ||
   { echo "FAIL: a 90 s drain should give terminationGracePeriodSeconds 105"; fail=1; }
 render tls native --set tls.secretName=kafka-tls --set config.upstream.tls.enabled=true \

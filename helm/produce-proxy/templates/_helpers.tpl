@@ -41,6 +41,7 @@ the proxy rejects for integer keys).
 {{ $key }} = {{ toJson $value }}
 {{- end }}
 {{- end }}
+{{- /* A map is a nested section: [upstream.tls], [upstream.sasl] */}}
 {{- range $sub, $subkeys := $keys }}
 {{- if kindIs "map" $subkeys }}
 
@@ -165,6 +166,11 @@ The sidecar container: an init container with restartPolicy Always when
       mountPath: {{ $root.Values.tls.mountPath }}
       readOnly: true
     {{- end }}
+    {{- if $root.Values.saslSecret.name }}
+    - name: produce-proxy-sasl
+      mountPath: {{ $root.Values.saslSecret.mountPath }}
+      readOnly: true
+    {{- end }}
 {{- end }}
 
 {{- define "produce-proxy.volume" -}}
@@ -176,5 +182,10 @@ The sidecar container: an init container with restartPolicy Always when
   secret:
     secretName: {{ .Values.tls.secretName }}
     defaultMode: 0440
+{{- end }}
+{{- if .Values.saslSecret.name }}
+- name: produce-proxy-sasl
+  secret:
+    secretName: {{ .Values.saslSecret.name }}
 {{- end }}
 {{- end }}

@@ -45,6 +45,8 @@ void exercise_everything(Metrics& m) {
   m.on_client_produce("librdkafka", "2.0.2", 7, 2);
   const std::array<BrokerSample, 2> brokers{BrokerSample{1, 2, true}, BrokerSample{2, 0, false}};
   m.sample(4096, brokers);
+  m.upstream_observer().on_auth_failure("127.0.0.1:9092", "sasl_authentication");
+  m.on_upstream_reauthentication(1);
 }
 
 TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
@@ -84,6 +86,8 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"batch_records", T::Histogram, {}},
       {"batch_bytes", T::Histogram, {}},
       {"upstream_connected", T::Gauge, {"broker"}},
+      {"upstream_auth_failures_total", T::Counter, {"broker", "reason"}},
+      {"upstream_reauthentications_total", T::Counter, {"broker"}},
   };
   EXPECT_EQ(families.size(), expected.size());
   for (const auto& e : expected) {
@@ -99,6 +103,19 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       EXPECT_EQ(keys, e.labels);
     }
   }
+}
+
+TEST(Metrics, UpstreamAuthenticationCountedByBrokerAndReason) {
+  Metrics m(MetricsConfig{});
+  m.upstream_observer().on_auth_failure("k2:9092", "sasl_authentication");
+  m.upstream_observer().on_auth_failure("k2:9092", "sasl_authentication");
+  m.upstream_observer().on_auth_failure("k1:9092", "sasl_mechanism");
+  m.on_upstream_reauthentication(2);
+  const auto& r = *m.registry();
+  EXPECT_EQ(value_of(r, n("upstream_auth_failures_total"), {{"broker", "k2:9092"}, {"reason", "sasl_authentication"}}),
+            2);
+  EXPECT_EQ(value_of(r, n("upstream_auth_failures_total"), {{"broker", "k1:9092"}, {"reason", "sasl_mechanism"}}), 1);
+  EXPECT_EQ(value_of(r, n("upstream_reauthentications_total"), {{"broker", "2"}}), 1);
 }
 
 TEST(Metrics, BuildInfoIsOneWithTheVersion) {
