@@ -70,7 +70,8 @@ void visit_keys(F&& f, S&... s) {
   f(KeySpec{"upstream", "request_timeout_ms", 1, kInt32Max, kLive}, s.upstream.request_timeout_ms...);
   f(KeySpec{"upstream", "metadata_max_age_ms", 100, kInt32Max, kRestart}, s.upstream.metadata_max_age_ms...);
 
-  // Ten minutes is far past any useful linger; the bound catches unit typos.
+  // An upper bound on the wait behind a batch in flight (PIPELINE.md C.4 rule
+  // 8). Ten minutes is far past any useful linger; the bound catches unit typos.
   f(KeySpec{"producer", "linger_ms", 0, 600000, kLive}, s.producer.linger_ms...);
   // The pipeline sends at most 16 MiB per request, one larger batch alone.
   f(KeySpec{"producer", "batch_bytes", 1, 16777216, kLive}, s.producer.batch_bytes...);

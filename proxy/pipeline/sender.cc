@@ -15,7 +15,7 @@ BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
     return head;
   }
   if (p.has_awaiting_retry()) return nullptr;  // a lower sequence is still in flight
-  if (!accumulator_.linger_done(p, now)) return nullptr;
+  if (!batch_ready(p, now)) return nullptr;
   // Rule 3: may a new sequence start?
   const ProducerIdAndEpoch& current = identity_.current();
   const HoldReason hold = p.new_batch_hold(current);
@@ -117,7 +117,17 @@ std::int64_t Sender::next_send_ms(const PartitionState& p, std::int64_t now) con
   if (p.has_awaiting_retry() || p.queued_runs().empty() || p.new_batch_hold(identity_.current()) != HoldReason::kNone) {
     return -1;
   }
-  return accumulator_.linger_done(p, now) ? now : p.queued_runs().front()->enqueued_ms + config_.linger_ms;
+  return batch_ready(p, now) ? now : p.queued_runs().front()->enqueued_ms + config_.linger_ms;
+}
+
+// C.4 rule 8, adaptive batching (Nagle's rule with linger as its bound): a
+// partition with nothing in flight sends what it has at once; while one of
+// its batches is in flight, records gather until that answer comes back,
+// the batch is full, or the oldest has waited linger_ms. Window room is
+// rule 3's business, after this.
+bool Sender::batch_ready(const PartitionState& p, std::int64_t now) const {
+  if (p.queued_runs().empty()) return false;
+  return p.inflight_batches() == 0 || accumulator_.linger_done(p, now);
 }
 
 }  // namespace pp

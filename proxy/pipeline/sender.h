@@ -1,6 +1,7 @@
 // What may go now (docs/design/PIPELINE.md C.4): per leader, round-robin over
-// its partitions with the retry-head rule, linger, the window and span
-// checks and the first-ack rule; batches are built and sequenced at first
+// its partitions with the retry-head rule, adaptive batching (rule 8: at
+// once when nothing is in flight, linger only as a bound), the window and
+// span checks and the first-ack rule; batches are built and sequenced at first
 // send; a request per round per node while the connection takes one. The
 // producer hands each assembled request to the upstream and owns what comes
 // back (response_handler.cc).
@@ -55,6 +56,7 @@ class Sender {
 
  private:
   BatchPtr next_batch_for(PartitionState& p, std::int64_t now);
+  bool batch_ready(const PartitionState& p, std::int64_t now) const;
   OutgoingProduce assemble(std::int32_t node, std::vector<BatchPtr> batches, PartitionMap& partitions);
   void mark_sent(PartitionState& p, ProducerBatch& b, std::int32_t node);
 
