@@ -145,7 +145,7 @@ def measure_one(proxy_bin, bootstrap, path, topic, requests, work, timeout_s):
     return callgrind_total(out), acked
 
 
-def measure(proxy_bin, cluster_bin, requests, timeout_s):
+def measure(proxy_bin, cluster_bin, requests, timeout_s, keep=None):
     """{path: instructions per record} for the legacy and v2 paths."""
     runs = [(path, size) for path in ("legacy", "v2") for size in SIZES]
     topics = {run: f"ipr-{run[0]}-{run[1]}" for run in runs}
@@ -167,6 +167,10 @@ def measure(proxy_bin, cluster_bin, requests, timeout_s):
                 t.join(timeout_s + 60)
         finally:
             cluster.stop()
+            if keep:  # for callgrind_annotate: where the instructions go
+                os.makedirs(keep, exist_ok=True)
+                for name in os.listdir(work):
+                    shutil.copy(os.path.join(work, name), keep)
     if errors or len(results) != len(runs):
         raise RuntimeError("; ".join(errors) or "a run did not finish")
     out = {}
@@ -217,6 +221,7 @@ def main():
     p.add_argument("--cluster", required=True, help="the test-cluster binary (tests/broker)")
     p.add_argument("--requests", type=int, default=300, help="requests of the smaller run per path")
     p.add_argument("--timeout-s", type=float, default=100, help="bound on each proxy's run")
+    p.add_argument("--keep", metavar="DIR", help="copy the callgrind output files here")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--check", metavar="BASELINE_JSON")
     mode.add_argument("--write", metavar="BASELINE_JSON")
@@ -234,7 +239,8 @@ def main():
         return 1
     print(f"proxy: {proxy}")
     # A stored baseline is the median of three measurements; a check is one.
-    runs = [measure(proxy, args.cluster, args.requests, args.timeout_s) for _ in range(3 if args.write else 1)]
+    runs = [measure(proxy, args.cluster, args.requests, args.timeout_s, args.keep)
+            for _ in range(3 if args.write else 1)]
     measured = {path: sorted(r[path] for r in runs)[len(runs) // 2] for path in runs[0]}
     print(json.dumps({"instructions_per_record": measured, "records_per_request": RECORDS_PER_REQUEST,
                       "value_bytes": VALUE_BYTES}))
