@@ -57,7 +57,11 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   options.producer_epoch = id.epoch.value;
   options.base_sequence = p.next_sequence();
   options.compression = config_.compression;
-  RecordBatchBuilder builder(options, config_.batch_bytes);
+  // Reserve what is queued (an upper bound), not batch_bytes: the batch keeps
+  // its capacity until acked, and a 1 MiB buffer per small batch cost an
+  // allocation far larger than its records (issue 17).
+  RecordBatchBuilder builder(
+      options, std::min(config_.batch_bytes, p.queued_estimate_bytes() + record_batch_layout::kHeaderSize));
 
   auto batch = std::make_shared<ProducerBatch>();
   batch->tp = p.tp();

@@ -104,6 +104,8 @@ def run_client(port, path, topic, requests, deadline):
 # ---- the proxy under callgrind ---------------------------------------------
 
 def find_proxy(given):
+    if given and not os.path.isfile(given):
+        print(f"{given} does not exist; looking for the release build elsewhere")
     for candidate in (given, os.environ.get("PP_RELEASE_PROXY"),
                       os.path.join(ROOT, "build", "release", "daemon", "produce-proxy")):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
