@@ -41,8 +41,8 @@ while [ $# -gt 0 ]; do
 done
 
 # Run length: every run is bounded by a record count AND a duration.
-secs=8; w2_secs=12; count=400000 w8_pairs=20
-if [ "$quick" -eq 1 ]; then secs=3; w2_secs=5; count=100000; reps=1; w8_pairs=4; fi
+secs=8; w2_secs=12; count=400000 w3_reps=8 w3_secs=3 w8_pairs=20
+if [ "$quick" -eq 1 ]; then secs=3; w2_secs=5; count=100000; reps=1; w3_reps=2 w3_secs=2 w8_pairs=4; fi
 record_bytes=1024
 
 work=$(mktemp -d /tmp/pp-bench.XXXXXX)
@@ -117,9 +117,10 @@ stop_cluster() {
 # start_proxy [--set k=v ...]: produce-proxy on ephemeral ports in front of
 # the current cluster; sets proxy_addr and metrics_addr from its ready line.
 # With proxy_binary set (the --baseline binary), that one runs instead.
-proxy_binary=""
+proxy_binary="" proxy_count=0
 start_proxy() {
-  local log_file=$work/proxy${proxy_binary:+_baseline}.log
+  proxy_count=$((proxy_count + 1))  # one log per proxy: several may run at once
+  local log_file=$work/proxy.$proxy_count${proxy_binary:+.baseline}.log
   : > "$log_file"
   "${proxy_binary:-$bin_proxy}" --config "$root/config/produce-proxy.example.toml" \
     --set "upstream.bootstrap_servers=[\"${bootstrap//,/\",\"}\"]" \
@@ -261,30 +262,36 @@ workload2() {  # KIP-1269 windows: 50 ms RTT, RETAIN 5 vs 20, 8 partitions
 }
 
 workload3() {  # chatty legacy clients: 64 connections, one record per request
-  # Repeated with the order rotated, and every ratio taken against the
-  # direct run of the same repetition (same cluster, closest in time).
-  local rep cases c linger chatty=(--topic w3 --connections 64 --acks 1 --count $count --duration-s $secs)
-  for rep in $(seq "$reps"); do
-    cases=(direct proxy_linger5 proxy_linger0)
-    [ -n "$baseline" ] && cases+=(before_linger5)
-    cases=("${cases[@]:$(( (rep - 1) % ${#cases[@]} ))}" "${cases[@]:0:$(( (rep - 1) % ${#cases[@]} ))}")
-    log "w3 rep $rep: 64 chatty connections: ${cases[*]}"
-    start_cluster --brokers 3 --topic w3:16
-    for c in "${cases[@]}"; do
+  # Short runs, interleaved: one cluster and every proxy up for the whole
+  # workload, then per repetition one run of each case, order rotated, and
+  # ratios against the direct run of the same repetition (closest in time;
+  # on this shared box the direct rate alone moves 2x between minutes).
+  local rep cases c chatty=(--topic w3 --connections 64 --acks 1 --count $count --duration-s $w3_secs)
+  local -A addr pid metrics
+  log "w3: 64 chatty connections, $w3_reps interleaved repetitions of $w3_secs s"
+  start_cluster --brokers 3 --topic w3:16
+  cases=(direct proxy_linger5 proxy_linger0)
+  [ -n "$baseline" ] && cases+=(before_linger5)
+  for c in "${cases[@]:1}"; do
+    [ "${c%%_*}" = before ] && proxy_binary=$baseline
+    start_proxy --set producer.linger_ms="${c##*_linger}"
+    proxy_binary=""
+    addr[$c]=$proxy_addr pid[$c]=$proxy_pid metrics[$c]=$metrics_addr
+  done
+  for rep in $(seq "$w3_reps"); do
+    local n=$(( (rep - 1) % ${#cases[@]} ))
+    for c in "${cases[@]:$n}" "${cases[@]:0:$n}"; do
       if [ "$c" = direct ]; then
         run workload=3 case=direct rep="$rep" -- "$bin_chatty" --bootstrap "$bootstrap" --version 3 "${chatty[@]}"
         continue
       fi
-      linger=${c##*_linger}
-      [ "${c%%_*}" = before ] && proxy_binary=$baseline
-      start_proxy --set producer.linger_ms="$linger"
-      proxy_binary=""
-      proxy_run workload=3 case="$c" rep="$rep" linger_ms="$linger" -- \
-        "$bin_chatty" --bootstrap "$proxy_addr" --version 2 "${chatty[@]}"
-      stop_proxy
+      proxy_pid=${pid[$c]} metrics_addr=${metrics[$c]}
+      proxy_run workload=3 case="$c" rep="$rep" linger_ms="${c##*_linger}" -- \
+        "$bin_chatty" --bootstrap "${addr[$c]}" --version 2 "${chatty[@]}"
     done
-    stop_cluster
   done
+  for c in "${cases[@]:1}"; do proxy_pid=${pid[$c]}; stop_proxy; done
+  stop_cluster
 }
 
 workload4() {  # open loop at 50 % of the proxy's measured maximum
@@ -517,6 +524,6 @@ elapsed=$(( $(date +%s) - t0 ))
 "$python" "$report" render "$results" --out "$root/docs/bench" --doc "$root/docs/BENCHMARKS.md" \
   --started "$started" --elapsed "$elapsed" --load-start "$load_start" --load-end "$(uptime)" \
   --command "scripts/bench.sh${args:+ $args}" --commit "$(git -C "$root" rev-parse --short HEAD)" \
-  --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch w8_pairs=$w8_pairs${baseline:+ baseline=$baseline}$(
+  --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch w3_reps=$w3_reps w3_secs=$w3_secs w8_pairs=$w8_pairs${baseline:+ baseline=$baseline}$(
     case " $only " in *" 7 "*) echo " w7_count=$w7_count w7_java_count=$w7_java_count w7_broker_heap=$w7_heap" ;; esac)"
 log "done in ${elapsed}s; results in docs/bench/results.json and docs/BENCHMARKS.md"

@@ -139,6 +139,13 @@ def workload3(rows):
         body.append(f"| `{case}` | {len(rs)} | {f(med([r['records_per_s'] for r in rs]))} | {f(ratio)} "
                     f"| {f(per_req, 3)} | {f(per_batch, 1)} | {f(med([r['p50_ms'] for r in rs]))} "
                     f"| {f(med([r['p99_ms'] for r in rs]))} | {f(med([r['p999_ms'] for r in rs]))} |")
+    ratios = rep_ratios(rows, 3, "proxy_linger5", "direct")
+    if ratios:
+        m, per_req = med(ratios), med([_w3_per_request(r) for r in pick(rows, 3, "proxy_linger5")])
+        met = m >= 0.9 and per_req is not None and per_req <= 0.1
+        body.append(f"\nChatty clients at the default config (`proxy_linger5`): {m:.2f} of direct records/s "
+                    f"(per repetition {min(ratios):.2f} to {max(ratios):.2f}), {f(per_req, 3)} upstream requests "
+                    f"per record; goal >= 0.9 and <= 0.1: {goal(met)}.")
     return body
 
 
@@ -356,6 +363,6 @@ def headlines(rows):
         m, _ = w7_ratio(rows, case, base)
         if m is not None:
             out.append(f"w7 (Kafka 4.4.0) {case}/{'librdkafka' if base == 'direct' else base} direct records/s: {m:.2f}")
-    for body in (workload2(rows), workload4(rows), workload8(rows)):
+    for body in (workload2(rows), workload3(rows), workload4(rows), workload8(rows)):
         out += [line.strip() for line in body if "goal" in line or "Ratio" in line or "/ librdkafka" in line]
     return out
