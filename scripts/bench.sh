@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --reps) reps=$2; shift ;;
     --baseline) baseline=$(realpath "$2"); shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
   shift
