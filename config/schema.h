@@ -95,7 +95,8 @@ void visit_keys(F&& f, S&... s) {
   f(KeySpec{"upstream.sasl", "token_lifetime_ms", 1000, kInt32Max, kRestart}, s.upstream.sasl.token_lifetime_ms...);
   f(KeySpec{"upstream.sasl", "allow_plain_without_tls", 0, 0, kRestart}, s.upstream.sasl.allow_plain_without_tls...);
 
-  // Ten minutes is far past any useful linger; the bound catches unit typos.
+  // An upper bound on the wait behind a batch in flight (PIPELINE.md C.4 rule
+  // 8). Ten minutes is far past any useful linger; the bound catches unit typos.
   f(KeySpec{"producer", "linger_ms", 0, 600000, kLive}, s.producer.linger_ms...);
   // The pipeline sends at most 16 MiB per request, one larger batch alone.
   f(KeySpec{"producer", "batch_bytes", 1, 16777216, kLive}, s.producer.batch_bytes...);

@@ -6,9 +6,13 @@
 # script starts is stopped on exit. Benchmarks report, they never fail on a
 # number. Workload 7 (issue 12) is workload 1's comparison against a real
 # Apache Kafka 4.4.0 broker (tests/kafka), with Kafka's own Java producer as a
-# fourth case; it needs java and mvn (scripts/setup.sh).
+# fourth case; it needs java and mvn (scripts/setup.sh). Workload 8 (issue 17)
+# is one synchronous client, proxy and direct in interleaved pairs.
+# `--baseline BINARY` adds an older produce-proxy to workloads 3 and 8 as
+# case `before_*`, so before and after are measured in the same run.
 #
-#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7"] [--reps N]
+#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8"] [--reps N]
+#                    [--baseline PATH]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
 # plot per workload, gnuplot) and the generated part of docs/BENCHMARKS.md.
@@ -21,7 +25,7 @@ python=/usr/bin/python3  # Debian's, whichever python3 comes first on PATH
 report=$root/tests/bench/bench_report.py
 
 args="$*"
-skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7" reps=3
+skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7 8" reps=3 baseline=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) skip_build=1 ;;
@@ -29,15 +33,16 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --only) only=$2; shift ;;
     --reps) reps=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --baseline) baseline=$(realpath "$2"); shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 
 # Run length: every run is bounded by a record count AND a duration.
-secs=8; w2_secs=12; count=400000
-if [ "$quick" -eq 1 ]; then secs=3; w2_secs=5; count=100000; reps=1; fi
+secs=8; w2_secs=12; count=400000 w3_reps=8 w3_secs=3 w8_pairs=20
+if [ "$quick" -eq 1 ]; then secs=3; w2_secs=5; count=100000; reps=1; w3_reps=2 w3_secs=2 w8_pairs=4; fi
 record_bytes=1024
 
 work=$(mktemp -d /tmp/pp-bench.XXXXXX)
@@ -111,10 +116,13 @@ stop_cluster() {
 
 # start_proxy [--set k=v ...]: produce-proxy on ephemeral ports in front of
 # the current cluster; sets proxy_addr and metrics_addr from its ready line.
+# With proxy_binary set (the --baseline binary), that one runs instead.
+proxy_binary="" proxy_count=0
 start_proxy() {
-  local log_file=$work/proxy.log
+  proxy_count=$((proxy_count + 1))  # one log per proxy: several may run at once
+  local log_file=$work/proxy.$proxy_count${proxy_binary:+.baseline}.log
   : > "$log_file"
-  "$bin_proxy" --config "$root/config/produce-proxy.example.toml" \
+  "${proxy_binary:-$bin_proxy}" --config "$root/config/produce-proxy.example.toml" \
     --set "upstream.bootstrap_servers=[\"${bootstrap//,/\",\"}\"]" \
     --set listener.address=127.0.0.1:0 --set metrics.address=127.0.0.1:0 \
     --set shutdown.drain_timeout_ms=3000 "$@" > "$log_file" 2>&1 {cluster_fd}>&- &
@@ -254,18 +262,35 @@ workload2() {  # KIP-1269 windows: 50 ms RTT, RETAIN 5 vs 20, 8 partitions
 }
 
 workload3() {  # chatty legacy clients: 64 connections, one record per request
-  log "w3: 64 chatty connections, direct (v3) and through the proxy (v2)"
+  # Short runs, interleaved: one cluster and every proxy up for the whole
+  # workload, then per repetition one run of each case, order rotated, and
+  # ratios against the direct run of the same repetition (closest in time;
+  # on this shared box the direct rate alone moves 2x between minutes).
+  local rep cases c chatty=(--topic w3 --connections 64 --acks 1 --count $count --duration-s $w3_secs)
+  local -A addr pid metrics
+  log "w3: 64 chatty connections, $w3_reps interleaved repetitions of $w3_secs s"
   start_cluster --brokers 3 --topic w3:16
-  run workload=3 case=direct -- "$bin_chatty" --bootstrap "$bootstrap" --topic w3 --connections 64 \
-    --version 3 --acks 1 --count $count --duration-s $secs
-  local linger
-  for linger in 5 0; do
-    start_proxy --set producer.linger_ms=$linger
-    proxy_run workload=3 case="proxy_linger$linger" linger_ms=$linger -- \
-      "$bin_chatty" --bootstrap "$proxy_addr" --topic w3 --connections 64 --version 2 --acks 1 \
-        --count $count --duration-s $secs
-    stop_proxy
+  cases=(direct proxy_linger5 proxy_linger0)
+  [ -n "$baseline" ] && cases+=(before_linger5)
+  for c in "${cases[@]:1}"; do
+    [ "${c%%_*}" = before ] && proxy_binary=$baseline
+    start_proxy --set producer.linger_ms="${c##*_linger}"
+    proxy_binary=""
+    addr[$c]=$proxy_addr pid[$c]=$proxy_pid metrics[$c]=$metrics_addr
   done
+  for rep in $(seq "$w3_reps"); do
+    local n=$(( (rep - 1) % ${#cases[@]} ))
+    for c in "${cases[@]:$n}" "${cases[@]:0:$n}"; do
+      if [ "$c" = direct ]; then
+        run workload=3 case=direct rep="$rep" -- "$bin_chatty" --bootstrap "$bootstrap" --version 3 "${chatty[@]}"
+        continue
+      fi
+      proxy_pid=${pid[$c]} metrics_addr=${metrics[$c]}
+      proxy_run workload=3 case="$c" rep="$rep" linger_ms="${c##*_linger}" -- \
+        "$bin_chatty" --bootstrap "${addr[$c]}" --version 2 "${chatty[@]}"
+    done
+  done
+  for c in "${cases[@]:1}"; do proxy_pid=${pid[$c]}; stop_proxy; done
   stop_cluster
 }
 
@@ -368,6 +393,39 @@ workload6() {  # CPU seconds per GB, with and without compression
   done
 }
 
+workload8() {  # one synchronous client: one record, wait for the ack, repeat
+  # Added latency as paired, interleaved runs: per pair one short run
+  # direct and one through each proxy, order alternating, then the median
+  # of the per-pair differences (bench_tables.py), so the drift of a shared
+  # machine cancels within a pair. Produce v3 both ways: the only
+  # difference is the hop.
+  local pair c cases one=(--topic w8 --connections 1 --version 3 --acks 1 --count 100000 --duration-s 1)
+  local after_addr before_addr="" after_pid before_pid=""
+  log "w8: one synchronous client, $w8_pairs interleaved pairs"
+  start_cluster --brokers 3 --topic w8:1
+  if [ -n "$baseline" ]; then
+    proxy_binary=$baseline start_proxy
+    before_addr=$proxy_addr before_pid=$proxy_pid
+  fi
+  start_proxy
+  after_addr=$proxy_addr after_pid=$proxy_pid
+  for pair in $(seq "$w8_pairs"); do
+    cases=(direct proxy)
+    [ -n "$baseline" ] && cases+=(before)
+    [ $((pair % 2)) -eq 0 ] && cases=("${cases[@]:1}" direct)
+    for c in "${cases[@]}"; do
+      case $c in
+        direct) run workload=8 case=direct pair="$pair" -- "$bin_chatty" --bootstrap "$bootstrap" "${one[@]}" ;;
+        proxy) run workload=8 case=proxy pair="$pair" -- "$bin_chatty" --bootstrap "$after_addr" "${one[@]}" ;;
+        before) run workload=8 case=before pair="$pair" -- "$bin_chatty" --bootstrap "$before_addr" "${one[@]}" ;;
+      esac
+    done
+  done
+  proxy_pid=$after_pid; stop_proxy
+  if [ -n "$before_pid" ]; then proxy_pid=$before_pid; stop_proxy; fi
+  stop_cluster
+}
+
 # ---- workload 7: real Apache Kafka 4.4.0 ------------------------------------
 
 # The broker JVM as kafka-server-start.sh runs it (1 GiB heap, G1, C2), not
@@ -466,6 +524,6 @@ elapsed=$(( $(date +%s) - t0 ))
 "$python" "$report" render "$results" --out "$root/docs/bench" --doc "$root/docs/BENCHMARKS.md" \
   --started "$started" --elapsed "$elapsed" --load-start "$load_start" --load-end "$(uptime)" \
   --command "scripts/bench.sh${args:+ $args}" --commit "$(git -C "$root" rev-parse --short HEAD)" \
-  --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch$(
+  --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch w3_reps=$w3_reps w3_secs=$w3_secs w8_pairs=$w8_pairs${baseline:+ baseline=$baseline}$(
     case " $only " in *" 7 "*) echo " w7_count=$w7_count w7_java_count=$w7_java_count w7_broker_heap=$w7_heap" ;; esac)"
 log "done in ${elapsed}s; results in docs/bench/results.json and docs/BENCHMARKS.md"

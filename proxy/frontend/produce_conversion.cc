@@ -106,6 +106,9 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Par
     if (auto error = client_batch_of(h, split->batches.size(), entry.client_batch)) return error;
     budget -= std::min(budget, decompressed_size(*batch));
     if (!decoded.take(batch->records().size(), sizeof(RunRecord))) return over_budget(decoded);
+    // Decoded and charged already; the usual single batch then costs one
+    // allocation, not one per doubling (issue 17).
+    if (run.records.empty()) run.records.reserve(batch->records().size());
     for (const RecordView& r : batch->records()) {
       RunRecord& out = run.records.emplace_back();
       out.timestamp_ms = h.timestamp_type() == TimestampType::kCreateTime ? batch->timestamp_of(r) : -1;

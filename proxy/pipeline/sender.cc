@@ -15,7 +15,7 @@ BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
     return head;
   }
   if (p.has_awaiting_retry()) return nullptr;  // a lower sequence is still in flight
-  if (!accumulator_.linger_done(p, now)) return nullptr;
+  if (!batch_ready(p, now)) return nullptr;
   // Rule 3: may a new sequence start?
   const ProducerIdAndEpoch& current = identity_.current();
   const HoldReason hold = p.new_batch_hold(current);
@@ -34,38 +34,50 @@ BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
 }
 
 void Sender::drain(PartitionMap& partitions, std::int64_t now, const std::function<void(OutgoingProduce)>& send) {
-  std::map<std::int32_t, std::vector<PartitionState*>> by_node;
-  std::vector<std::string> leaderless;
+  // Two polls per client request: the lists are members, so a poll
+  // allocates nothing once they have grown (issue 17).
+  ready_.clear();
+  leaderless_.clear();
   for (auto& [tp, p] : partitions) {
     if (p->queued_runs().empty() && !p->has_awaiting_retry()) continue;
     if (p->leader_id() < 0) {
-      leaderless.push_back(tp.topic);
+      leaderless_.push_back(tp.topic);
       continue;
     }
-    by_node[p->leader_id()].push_back(p.get());
+    ready_.emplace_back(p->leader_id(), p.get());
   }
-  if (!leaderless.empty()) upstream_.request_metadata(leaderless);
+  if (!leaderless_.empty()) upstream_.request_metadata(leaderless_);
 
-  for (auto& [node, list] : by_node) {
-    // The same order every time, so round-robin is fair across polls.
-    std::sort(list.begin(), list.end(),
-              [](const PartitionState* a, const PartitionState* b) { return a->tp() < b->tp(); });
-    std::size_t& start = round_robin_[node];
-    while (upstream_.can_send_produce(node)) {
-      std::vector<BatchPtr> batches;
-      std::size_t bytes = 0;
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        if (!batches.empty() && bytes + config_.batch_bytes > config_.max_request_bytes) break;
-        PartitionState& p = *list[(start + i) % list.size()];
-        BatchPtr b = next_batch_for(p, now);
-        if (!b) continue;
-        bytes += b->bytes.size();
-        batches.push_back(std::move(b));
-      }
-      start = (start + 1) % list.size();
-      if (batches.empty()) break;
-      send(assemble(node, std::move(batches), partitions));
+  // By node, then partition: the same order every time, so round-robin is
+  // fair across polls. Nodes are fixed here, as a send may change leaders.
+  std::sort(ready_.begin(), ready_.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->tp() < b.second->tp();
+  });
+  for (auto first = ready_.begin(); first != ready_.end();) {
+    const std::int32_t node = first->first;
+    const auto last = std::find_if(first, ready_.end(), [node](const auto& e) { return e.first != node; });
+    drain_node(node, std::span(first, last), partitions, now, send);
+    first = last;
+  }
+}
+
+void Sender::drain_node(std::int32_t node, std::span<const std::pair<std::int32_t, PartitionState*>> list,
+                        PartitionMap& partitions, std::int64_t now, const std::function<void(OutgoingProduce)>& send) {
+  std::size_t& start = round_robin_[node];
+  while (upstream_.can_send_produce(node)) {
+    std::vector<BatchPtr> batches;
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!batches.empty() && bytes + config_.batch_bytes > config_.max_request_bytes) break;
+      PartitionState& p = *list[(start + i) % list.size()].second;
+      BatchPtr b = next_batch_for(p, now);
+      if (!b) continue;
+      bytes += b->bytes.size();
+      batches.push_back(std::move(b));
     }
+    start = (start + 1) % list.size();
+    if (batches.empty()) break;
+    send(assemble(node, std::move(batches), partitions));
   }
 }
 
@@ -117,7 +129,17 @@ std::int64_t Sender::next_send_ms(const PartitionState& p, std::int64_t now) con
   if (p.has_awaiting_retry() || p.queued_runs().empty() || p.new_batch_hold(identity_.current()) != HoldReason::kNone) {
     return -1;
   }
-  return accumulator_.linger_done(p, now) ? now : p.queued_runs().front()->enqueued_ms + config_.linger_ms;
+  return batch_ready(p, now) ? now : p.queued_runs().front()->enqueued_ms + config_.linger_ms;
+}
+
+// C.4 rule 8, adaptive batching (Nagle's rule with linger as its bound): a
+// partition with nothing in flight sends what it has at once; while one of
+// its batches is in flight, records gather until that answer comes back,
+// the batch is full, or the oldest has waited linger_ms. Window room is
+// rule 3's business, after this.
+bool Sender::batch_ready(const PartitionState& p, std::int64_t now) const {
+  if (p.queued_runs().empty()) return false;
+  return p.inflight_batches() == 0 || accumulator_.linger_done(p, now);
 }
 
 }  // namespace pp

@@ -1,6 +1,7 @@
 // What may go now (docs/design/PIPELINE.md C.4): per leader, round-robin over
-// its partitions with the retry-head rule, linger, the window and span
-// checks and the first-ack rule; batches are built and sequenced at first
+// its partitions with the retry-head rule, adaptive batching (rule 8: at
+// once when nothing is in flight, linger only as a bound), the window and
+// span checks and the first-ack rule; batches are built and sequenced at first
 // send; a request per round per node while the connection takes one. The
 // producer hands each assembled request to the upstream and owns what comes
 // back (response_handler.cc).
@@ -10,7 +11,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "proxy/pipeline/accumulator.h"
@@ -54,7 +58,10 @@ class Sender {
   std::int64_t next_send_ms(const PartitionState& p, std::int64_t now) const;
 
  private:
+  void drain_node(std::int32_t node, std::span<const std::pair<std::int32_t, PartitionState*>> list,
+                  PartitionMap& partitions, std::int64_t now, const std::function<void(OutgoingProduce)>& send);
   BatchPtr next_batch_for(PartitionState& p, std::int64_t now);
+  bool batch_ready(const PartitionState& p, std::int64_t now) const;
   OutgoingProduce assemble(std::int32_t node, std::vector<BatchPtr> batches, PartitionMap& partitions);
   void mark_sent(PartitionState& p, ProducerBatch& b, std::int32_t node);
 
@@ -64,7 +71,9 @@ class Sender {
   const ProducerIdentity& identity_;
   const TopicTable& topics_;
   PipelineObserver& observer_;
-  std::map<std::int32_t, std::size_t> round_robin_;  // node -> next start index
+  std::map<std::int32_t, std::size_t> round_robin_;              // node -> next start index
+  std::vector<std::pair<std::int32_t, PartitionState*>> ready_;  // drain()'s, kept for its capacity
+  std::vector<std::string> leaderless_;
 };
 
 }  // namespace pp

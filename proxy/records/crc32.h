@@ -1,6 +1,5 @@
 // CRC-32 (IEEE 802.3), the checksum of legacy messages, magic 0 and 1 (Kafka's
-// LegacyRecord.computeChecksum, over Magic..end of the message). zlib's crc32
-// is already vectorised, so we only wrap it.
+// LegacyRecord.computeChecksum, over Magic..end of the message), slicing-by-8.
 #pragma once
 
 #include <cstdint>

@@ -96,6 +96,7 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
   if (count_ == 0) {
     base_timestamp_ = timestamp;
     max_timestamp_ = timestamp;
+    if (buffer_.capacity() < expected_bytes_) buffer_.reserve(expected_bytes_);
   }
   max_timestamp_ = std::max(max_timestamp_, timestamp);
   const std::int64_t timestamp_delta = wrapping_sub(timestamp, base_timestamp_);
@@ -152,8 +153,7 @@ Bytes RecordBatchBuilder::build() {
   if (options_.compression == CompressionCodec::kNone) {
     write_header(buffer_.data(), buffer_.size());
     out = std::move(buffer_);
-    buffer_ = Bytes();
-    buffer_.reserve(std::max(expected_bytes_, layout::kHeaderSize));
+    buffer_ = Bytes();  // a next batch reserves at its first append: one-shot builders never pay for it
   } else {
     // The records section is compressed as one stream; the header and
     // RecordsCount stay uncompressed.

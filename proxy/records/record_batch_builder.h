@@ -34,8 +34,9 @@ struct RecordBatchBuildOptions {
 // as Kafka's MemoryRecordsBuilder does; offset deltas run 0..n-1.
 class RecordBatchBuilder {
  public:
-  // `expected_bytes`: the batch size the caller will stop at (batch_bytes),
-  // reserved up front so appends never reallocate.
+  // `expected_bytes`: the size the caller expects the batch to reach (at most
+  // batch_bytes), reserved up front so appends never reallocate. The built
+  // batch keeps that capacity: an estimate far past the records wastes it.
   explicit RecordBatchBuilder(const RecordBatchBuildOptions& options = {}, std::size_t expected_bytes = 0);
 
   void append(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,

@@ -118,19 +118,61 @@ def workload2(rows):
     return body
 
 
+def _w3_per_request(r):
+    return r["upstream_requests"] / r["proxy_delivered"] if r.get("proxy_delivered") else None
+
+
 def workload3(rows):
-    body = ["| case | records/s | vs direct | upstream requests per record | records per upstream batch "
-            "| p50 ms | p99 ms | p99.9 ms |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    direct = pick(rows, 3, "direct")
-    base = direct[0]["records_per_s"] if direct else None
-    for r in direct + [r for r in rows if r.get("workload") == 3 and r.get("case", "").startswith("proxy")]:
-        proxied = r["case"] != "direct"
-        per_req = r["upstream_requests"] / r["proxy_delivered"] if proxied and r.get("proxy_delivered") else 1.0
-        per_batch = (r["batch_records_sum"] / r["batch_records_count"]
-                     if proxied and r.get("batch_records_count") else 1.0)
-        body.append(f"| `{r['case']}` | {f(r['records_per_s'])} | {f(r['records_per_s'] / base if base else None)} "
-                    f"| {per_req:.3f} | {per_batch:.1f} | {f(r['p50_ms'])} | {f(r['p99_ms'])} | {f(r['p999_ms'])} |")
+    """Medians over repetitions; "vs direct" is the median of per-repetition
+    ratios (the direct run of the same repetition, same cluster)."""
+    body = ["| case | runs | records/s | vs direct | upstream requests per record | records per upstream batch "
+            "| p50 ms | p99 ms | p99.9 ms |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    cases = list(dict.fromkeys(r["case"] for r in pick(rows, 3) if r.get("records_per_s")))
+    cases.sort(key=lambda c: (c != "direct", c))
+    for case in cases:
+        rs = [r for r in pick(rows, 3, case) if r.get("records_per_s")]
+        proxied = case != "direct"
+        ratio = 1.0 if not proxied else med(rep_ratios(rows, 3, case, "direct"))
+        per_req = med([_w3_per_request(r) for r in rs]) if proxied else 1.0
+        per_batch = med([r["batch_records_sum"] / r["batch_records_count"] for r in rs
+                         if r.get("batch_records_count")]) if proxied else 1.0
+        body.append(f"| `{case}` | {len(rs)} | {f(med([r['records_per_s'] for r in rs]))} | {f(ratio)} "
+                    f"| {f(per_req, 3)} | {f(per_batch, 1)} | {f(med([r['p50_ms'] for r in rs]))} "
+                    f"| {f(med([r['p99_ms'] for r in rs]))} | {f(med([r['p999_ms'] for r in rs]))} |")
+    ratios = rep_ratios(rows, 3, "proxy_linger5", "direct")
+    if ratios:
+        m, per_req = med(ratios), med([_w3_per_request(r) for r in pick(rows, 3, "proxy_linger5")])
+        met = m >= 0.9 and per_req is not None and per_req <= 0.1
+        body.append(f"\nChatty clients at the default config (`proxy_linger5`): {m:.2f} of direct records/s "
+                    f"(per repetition {min(ratios):.2f} to {max(ratios):.2f}), {f(per_req, 3)} upstream requests "
+                    f"per record; goal >= 0.9 and <= 0.1: {goal(met)}.")
     return body
+
+
+def workload8(rows):
+    """Added latency of one synchronous client: per pair (direct and proxy
+    runs back to back, order alternating) the difference of their
+    percentiles, then the median and the spread of those differences."""
+    body = ["| case | pairs | p50 added, median of pairs (ms) | p50 added, 10th-90th pct of pairs | "
+            "p99 added, median of pairs (ms) | direct p50 ms | records/s | p50 added <= 0.3 ms |",
+            "|---|---:|---:|---:|---:|---:|---:|---|"]
+    direct = {r.get("pair"): r for r in pick(rows, 8, "direct") if r.get("records")}
+    summary = []
+    for case in ("proxy", "before"):
+        pairs = [(r, direct[r.get("pair")]) for r in pick(rows, 8, case) if r.get("records") and r.get("pair") in direct]
+        if not pairs:
+            continue
+        d50 = sorted(p["p50_ms"] - d["p50_ms"] for p, d in pairs)
+        d99 = [p["p99_ms"] - d["p99_ms"] for p, d in pairs]
+        lo, hi = d50[int(0.1 * (len(d50) - 1))], d50[int(0.9 * (len(d50) - 1))]
+        m50 = med(d50)
+        body.append(f"| `{case}` | {len(pairs)} | {f(m50, 3)} | {f(lo, 3)} to {f(hi, 3)} | {f(med(d99), 3)} "
+                    f"| {f(med([d['p50_ms'] for _, d in pairs]), 3)} | {f(med([p['records_per_s'] for p, _ in pairs]))} "
+                    f"| {goal(m50 is not None and m50 <= 0.3)} |")
+        if case == "proxy":
+            summary = [f"\nOne synchronous client, p50 added by the proxy (median of {len(pairs)} paired differences): "
+                       f"{f(m50, 3)} ms; goal <= 0.3 ms: {goal(m50 is not None and m50 <= 0.3)}."]
+    return body + summary
 
 
 W4_CASES = ("direct", "proxy_linger5", "proxy_linger0")
@@ -300,8 +342,10 @@ TITLES = {1: "overhead (1 KiB records, 16 partitions, acks=all)",
           4: "latency under load (open loop at 50 % of the proxy's maximum)",
           5: "memory (RSS of the proxy process)",
           6: "CPU seconds per GB moved",
-          7: "overhead against real Apache Kafka 4.4.0 (1 broker, 1 KiB records, 16 partitions, acks=all)"}
-BUILDERS = {1: workload1, 2: workload2, 3: workload3, 4: workload4, 5: workload5, 6: workload6, 7: workload7}
+          7: "overhead against real Apache Kafka 4.4.0 (1 broker, 1 KiB records, 16 partitions, acks=all)",
+          8: "one synchronous client (one 1 KiB record per request, wait for the answer), paired with direct"}
+BUILDERS = {1: workload1, 2: workload2, 3: workload3, 4: workload4, 5: workload5, 6: workload6, 7: workload7,
+            8: workload8}
 
 
 def all_sections(rows):
@@ -319,6 +363,6 @@ def headlines(rows):
         m, _ = w7_ratio(rows, case, base)
         if m is not None:
             out.append(f"w7 (Kafka 4.4.0) {case}/{'librdkafka' if base == 'direct' else base} direct records/s: {m:.2f}")
-    for body in (workload2(rows), workload4(rows)):
+    for body in (workload2(rows), workload3(rows), workload4(rows), workload8(rows)):
         out += [line.strip() for line in body if "goal" in line or "Ratio" in line or "/ librdkafka" in line]
     return out

@@ -23,16 +23,17 @@ def free_port():
 
 class Proxy:
     """One produce-proxy process. `config_text` is written to a file, or
-    `config_path` names one; `sets` are --set KEY=VALUE overrides."""
+    `config_path` names one; `sets` are --set KEY=VALUE overrides;
+    `wrapper` runs it under another program (valgrind and its options)."""
 
-    def __init__(self, binary, config_text=None, config_path=None, sets=(), env=None):
+    def __init__(self, binary, config_text=None, config_path=None, sets=(), env=None, wrapper=()):
         self.dir = tempfile.TemporaryDirectory()
         if config_text is not None:
             config_path = os.path.join(self.dir.name, "produce-proxy.toml")
             with open(config_path, "w") as f:
                 f.write(config_text)
         self.config = config_path
-        args = [binary, "--config", config_path]
+        args = [*wrapper, binary, "--config", config_path]
         for s in sets:
             args += ["--set", s]
         self.log = open(os.path.join(self.dir.name, "proxy.log"), "w+")
