@@ -45,6 +45,32 @@ struct KeySpec {
   std::string full_name() const { return std::string(section) + "." + std::string(name); }
 };
 
+// [upstream.tls] and [upstream.sasl] (issue 15), in INTERFACES.md's order
+// after [upstream]; visit_keys calls it.
+template <class F, class... S>
+void visit_upstream_security_keys(F&& f, S&... s) {
+  constexpr auto kLive = Apply::kLive;
+  constexpr auto kRestart = Apply::kRestart;
+  // Files are re-read on every SIGHUP (changed or not) for new connections;
+  // the sessions up keep theirs. Readability is checked in combinations.cc.
+  f(KeySpec{"upstream.tls", "enabled", 0, 0, kRestart}, s.upstream.tls.enabled...);
+  f(KeySpec{"upstream.tls", "ca_file", 0, 0, kLive}, s.upstream.tls.ca_file...);
+  f(KeySpec{"upstream.tls", "cert_file", 0, 0, kLive}, s.upstream.tls.cert_file...);
+  f(KeySpec{"upstream.tls", "key_file", 0, 0, kLive}, s.upstream.tls.key_file...);
+  f(KeySpec{"upstream.tls", "server_name", 0, 0, kLive}, s.upstream.tls.server_name...);
+  f(KeySpec{"upstream.tls", "verify_hostname", 0, 0, kLive}, s.upstream.tls.verify_hostname...);
+  // Restart-only: SIGHUP re-reads the password and token files these name
+  // (for new authentications), not the choice of mechanism or files.
+  f(KeySpec{"upstream.sasl", "mechanism", 0, 0, kRestart, Check::kSaslMechanism}, s.upstream.sasl.mechanism...);
+  f(KeySpec{"upstream.sasl", "username", 0, 0, kRestart}, s.upstream.sasl.username...);
+  f(KeySpec{"upstream.sasl", "password_file", 0, 0, kRestart, Check::kReadableFile}, s.upstream.sasl.password_file...);
+  f(KeySpec{"upstream.sasl", "password_env", 0, 0, kRestart, Check::kEnvironmentName}, s.upstream.sasl.password_env...);
+  f(KeySpec{"upstream.sasl", "token_file", 0, 0, kRestart, Check::kReadableFile}, s.upstream.sasl.token_file...);
+  f(KeySpec{"upstream.sasl", "token_command", 0, 0, kRestart, Check::kCommand}, s.upstream.sasl.token_command...);
+  f(KeySpec{"upstream.sasl", "token_lifetime_ms", 1000, kInt32Max, kRestart}, s.upstream.sasl.token_lifetime_ms...);
+  f(KeySpec{"upstream.sasl", "allow_plain_without_tls", 0, 0, kRestart}, s.upstream.sasl.allow_plain_without_tls...);
+}
+
 // Calls f(spec, field...) for every key, in docs/design/INTERFACES.md's order, where each
 // field is a (const, if that Settings is) reference to the member the key
 // fills in the corresponding Settings: one Settings to read or fill it, two
@@ -76,24 +102,7 @@ void visit_keys(F&& f, S&... s) {
   f(KeySpec{"upstream", "request_timeout_ms", 1, kInt32Max, kLive}, s.upstream.request_timeout_ms...);
   f(KeySpec{"upstream", "metadata_max_age_ms", 100, kInt32Max, kRestart}, s.upstream.metadata_max_age_ms...);
 
-  // Files are re-read on every SIGHUP (changed or not) for new connections;
-  // the sessions up keep theirs. Readability is checked in combinations.cc.
-  f(KeySpec{"upstream.tls", "enabled", 0, 0, kRestart}, s.upstream.tls.enabled...);
-  f(KeySpec{"upstream.tls", "ca_file", 0, 0, kLive}, s.upstream.tls.ca_file...);
-  f(KeySpec{"upstream.tls", "cert_file", 0, 0, kLive}, s.upstream.tls.cert_file...);
-  f(KeySpec{"upstream.tls", "key_file", 0, 0, kLive}, s.upstream.tls.key_file...);
-  f(KeySpec{"upstream.tls", "server_name", 0, 0, kLive}, s.upstream.tls.server_name...);
-  f(KeySpec{"upstream.tls", "verify_hostname", 0, 0, kLive}, s.upstream.tls.verify_hostname...);
-  // Restart-only: SIGHUP re-reads the password and token files these name
-  // (for new authentications), not the choice of mechanism or files.
-  f(KeySpec{"upstream.sasl", "mechanism", 0, 0, kRestart, Check::kSaslMechanism}, s.upstream.sasl.mechanism...);
-  f(KeySpec{"upstream.sasl", "username", 0, 0, kRestart}, s.upstream.sasl.username...);
-  f(KeySpec{"upstream.sasl", "password_file", 0, 0, kRestart, Check::kReadableFile}, s.upstream.sasl.password_file...);
-  f(KeySpec{"upstream.sasl", "password_env", 0, 0, kRestart, Check::kEnvironmentName}, s.upstream.sasl.password_env...);
-  f(KeySpec{"upstream.sasl", "token_file", 0, 0, kRestart, Check::kReadableFile}, s.upstream.sasl.token_file...);
-  f(KeySpec{"upstream.sasl", "token_command", 0, 0, kRestart, Check::kCommand}, s.upstream.sasl.token_command...);
-  f(KeySpec{"upstream.sasl", "token_lifetime_ms", 1000, kInt32Max, kRestart}, s.upstream.sasl.token_lifetime_ms...);
-  f(KeySpec{"upstream.sasl", "allow_plain_without_tls", 0, 0, kRestart}, s.upstream.sasl.allow_plain_without_tls...);
+  visit_upstream_security_keys(f, s...);
 
   // An upper bound on the wait behind a batch in flight (PIPELINE.md C.4 rule
   // 8). Ten minutes is far past any useful linger; the bound catches unit typos.

@@ -254,7 +254,7 @@ class UpstreamTls(unittest.TestCase):
         proxy, _, metrics = self.start_proxy(bootstrap, ca_file=self.pki.ca_file)
         # TLS 1.3: the client's handshake ends first; the broker's alert follows.
         line = self.assert_failing(proxy, metrics, "tls_handshake", bootstrap, "alert")
-        self.assertIn("warning", line)
+        self.assertIn(" error ", line, "a refused authentication is logged as an error")
         self.assertNotIn("retrying with v0", proxy.text(), "a refusal is no reason to fall back to ApiVersions v0")
 
 

@@ -84,8 +84,9 @@ TEST_F(TlsBroker, UntrustedCertificateIsCountedAndRetriedWithBackoff) {
   EXPECT_EQ(failures_.front(), "tls_certificate");
   EXPECT_GE(broker_->accepted(), 3);
   EXPECT_TRUE(broker_->requests().empty()) << "nothing is sent before the handshake";
-  // One warning names the broker and OpenSSL's reason; the rest go to debug.
-  EXPECT_EQ(capture_->count("warning: broker 7 (127.0.0.1:"), 1u);
+  // One error line (a refused authentication is a configuration problem)
+  // names the broker and OpenSSL's reason; the rest go to debug.
+  EXPECT_EQ(capture_->count("error: broker 7 (127.0.0.1:"), 1u);
   EXPECT_TRUE(capture_->contains("certificate verify failed"));
   EXPECT_GE(connection_->consecutive_failures(), 3);
 }
