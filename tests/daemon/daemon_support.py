@@ -82,6 +82,25 @@ class Proxy:
             return None
 
 
+def status_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def reset_peak_rss(pid):
+    """Resets VmHWM to the current VmRSS (Linux 4.0+, `5` to clear_refs), so
+    VmHWM afterwards is the peak of what follows; False where not allowed."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def http_request(port, path, method="GET", timeout=5.0):
     """(status, body) of one request on a fresh connection, as a kubelet
     probe or a Prometheus scrape makes it."""

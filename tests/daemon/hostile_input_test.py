@@ -37,7 +37,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostile_wire as wire  # noqa: E402
-from daemon_support import Proxy, free_port, is_asan_build, kcat_produce  # noqa: E402
+from daemon_support import Proxy, free_port, is_asan_build, kcat_produce, reset_peak_rss, status_kib  # noqa: E402
 
 ARGS = None
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -53,25 +53,6 @@ RSS_BOUND_KIB = 64 * 1024
 CASE_DEADLINE_S = 40  # the original code froze for 20.4 s on the first case
 TAGS = 200_000
 HEADERS = 3_000_000
-
-
-def status_kib(pid, field):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def reset_peak_rss(pid):
-    """Resets VmHWM to the current VmRSS (Linux 4.0+, `5` to clear_refs), so
-    VmHWM afterwards is the peak of what follows; False where not allowed."""
-    try:
-        with open(f"/proc/{pid}/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
 
 
 class Probe(threading.Thread):

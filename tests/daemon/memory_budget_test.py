@@ -29,7 +29,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_support import (Proxy, free_port, http_request, is_asan_build, kcat_produce,  # noqa: E402
-                            metric_value)
+                            metric_value, reset_peak_rss, status_kib)
 
 ARGS = None
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -43,23 +43,6 @@ FRAME_TIMEOUT_MS = 3000
 # Read buffers, one partial chunk per refused connection, the allocator's
 # slack: the goal is the budget + 32 MiB; this asserts tighter.
 RSS_SLACK_MIB = 24
-
-
-def status_kib(pid, field):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def reset_peak_rss(pid):
-    try:
-        with open(f"/proc/{pid}/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
 
 
 def stalled_sender(port, results, index):
