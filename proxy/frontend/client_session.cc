@@ -1,5 +1,7 @@
 #include "proxy/frontend/client_session.h"
 
+#include <algorithm>
+
 #include "proxy/frontend/log.h"
 #include "proxy/frontend/request_dispatch.h"
 
@@ -70,6 +72,7 @@ void ClientSession::update_reading() {
   if (closed_) return;
   if (!context_->paused && admitted_ready_ < reader_.ready_frames()) {
     admitted_ready_ = reader_.ready_frames();  // read during a pause: theirs now
+    admitted_ready_bytes_ = reader_.buffered_bytes() - reader_.partial_bytes();
     charge_frames();
   }
   // Frames read before a pause (or before a failure in the same read) are
@@ -101,20 +104,24 @@ void ClientSession::apply_read_state() {
 // Of the frames one read completed, the first may finish the partial frame
 // carried over (admitted or not when it began); the others began in this read.
 void ClientSession::count_admitted(std::size_t ready_before, bool was_partial) {
-  std::size_t completed = reader_.ready_frames() - ready_before;
+  const std::size_t completed = reader_.ready_frames() - ready_before;
   if (completed == 0) return;
-  if (was_partial) {
-    admitted_ready_ += partial_admitted_ ? 1 : 0;
-    --completed;
+  const std::size_t fresh = was_partial ? completed - 1 : completed;  // begun in this read
+  if (was_partial && partial_admitted_) {
+    ++admitted_ready_;
+    admitted_ready_bytes_ += reader_.newest_ready_bytes(completed) - reader_.newest_ready_bytes(fresh);
   }
-  if (!context_->paused) admitted_ready_ += completed;
+  if (!context_->paused) {
+    admitted_ready_ += fresh;
+    admitted_ready_bytes_ += reader_.newest_ready_bytes(fresh);
+  }
 }
 
 // Admitted frames are charged, a partial one at its announced size. Bytes
 // read during a pause are not (at most one read's worth per connection):
 // charged, they could keep the budget over with nothing able to free it.
 void ClientSession::charge_frames() {
-  std::size_t bytes = reader_.ready_bytes(admitted_ready_);
+  std::size_t bytes = admitted_ready_bytes_;
   if (partial_admitted_) bytes += reader_.partial_bytes() + reader_.partial_remaining();
   frames_charge_.set(bytes);
 }
@@ -198,7 +205,10 @@ void ClientSession::process_frames() {
   while (can_process()) {
     auto frame = reader_.pop();
     if (!frame) break;
-    if (admitted_ready_ > 0) --admitted_ready_;
+    if (admitted_ready_ > 0) {  // admitted frames are the oldest ones
+      --admitted_ready_;
+      admitted_ready_bytes_ -= std::min(admitted_ready_bytes_, frame->size());
+    }
     dispatch_request(*this, charged(std::move(*frame)));
   }
   processing_ = false;
@@ -274,6 +284,7 @@ void ClientSession::finish_close() {
   pending_.clear();
   reader_ = FrameReader(context_->config.max_request_bytes);
   admitted_ready_ = 0;
+  admitted_ready_bytes_ = 0;
   charge_frames();
   connection_.close();  // detaches our callbacks
   if (context_->session_closed) context_->session_closed(id_);

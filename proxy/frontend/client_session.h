@@ -119,6 +119,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // begun during a pause waits for the pause to end.
   bool partial_admitted_ = false;
   std::size_t admitted_ready_ = 0;              // complete frames, oldest first, admitted so
+  std::size_t admitted_ready_bytes_ = 0;        // their bytes, kept as frames come and go
   std::uint64_t partial_reading_since_ms_ = 0;  // 0: no partial frame being read
   std::deque<Pending> pending_;
   std::uint64_t first_pending_seq_ = 0;  // seq of pending_.front()

@@ -32,10 +32,10 @@ class FrameReader {
   // budget may reserve a frame from its prefix on, as Kafka's MemoryPool
   // does, while the buffer itself grows as bytes come.
   std::size_t partial_remaining() const { return partial_ ? partial_need_ - partial_->size() : 0; }
-  // Bytes of the oldest `n` complete frames.
-  std::size_t ready_bytes(std::size_t n) const {
+  // Bytes of the newest `n` complete frames (those one append just completed).
+  std::size_t newest_ready_bytes(std::size_t n) const {
     std::size_t sum = 0;
-    for (std::size_t i = 0; i < n && i < ready_.size(); ++i) sum += ready_[i].size();
+    for (std::size_t i = 0; i < n && i < ready_.size(); ++i) sum += ready_[ready_.size() - 1 - i].size();
     return sum;
   }
   std::size_t partial_bytes() const { return partial_ ? partial_->size() : 0; }
