@@ -85,6 +85,7 @@ void visit_keys(F&& f, S&... s) {
   f(KeySpec{"listener", "advertised_address", 0, 0, kRestart, Check::kAdvertisedAddress},
     s.listener.advertised_address...);
   f(KeySpec{"listener", "max_connections", 1, 1000000, kRestart}, s.listener.max_connections...);
+  f(KeySpec{"listener", "max_connections_per_peer", 0, 1000000, kRestart}, s.listener.max_connections_per_peer...);
   // Kafka frames carry an int32 size; below 1 KiB not even Metadata fits.
   f(KeySpec{"listener", "max_request_bytes", 1024, kInt32Max, kRestart}, s.listener.max_request_bytes...);
   f(KeySpec{"listener", "idle_timeout_ms", 1000, kInt32Max, kLive}, s.listener.idle_timeout_ms...);
@@ -101,6 +102,9 @@ void visit_keys(F&& f, S&... s) {
   // Produce's timeout_ms is an int32 on the wire.
   f(KeySpec{"upstream", "request_timeout_ms", 1, kInt32Max, kLive}, s.upstream.request_timeout_ms...);
   f(KeySpec{"upstream", "metadata_max_age_ms", 100, kInt32Max, kRestart}, s.upstream.metadata_max_age_ms...);
+  // At least 5 s: a topic must outlive the Metadata round trip that asked for it.
+  f(KeySpec{"upstream", "metadata_max_idle_ms", 5000, kInt32Max, kRestart}, s.upstream.metadata_max_idle_ms...);
+  f(KeySpec{"upstream", "max_topics", 1, 1000000, kRestart}, s.upstream.max_topics...);
 
   visit_upstream_security_keys(f, s...);
 

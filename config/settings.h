@@ -70,6 +70,7 @@ struct ListenerSettings {
   // host:port put in Metadata; empty means the same as address.
   std::string advertised_address;
   std::int64_t max_connections = 1024;
+  std::int64_t max_connections_per_peer = 0;  // 0: no limit
   std::int64_t max_request_bytes = 16777216;
   std::int64_t idle_timeout_ms = 600000;
   std::int64_t frame_timeout_ms = 30000;
@@ -113,6 +114,9 @@ struct UpstreamSettings {
   std::string client_id = "produce-proxy";
   std::int64_t request_timeout_ms = 30000;
   std::int64_t metadata_max_age_ms = 300000;
+  // A topic neither produced to nor asked about this long is forgotten.
+  std::int64_t metadata_max_idle_ms = 300000;
+  std::int64_t max_topics = 10000;
   UpstreamTlsSettings tls;
   UpstreamSaslSettings sasl;
 

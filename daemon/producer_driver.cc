@@ -5,14 +5,16 @@
 namespace pp {
 
 ProducerDriver::ProducerDriver(uv_loop_t* loop, const upstream::UpstreamConfig& upstream_config,
-                               PipelineConfig pipeline_config, PipelineObserver* observer)
+                               PipelineConfig pipeline_config, PipelineObserver* observer, TopicLimits topic_limits)
     : clock_(loop),
       upstream_(loop, upstream_config, [this](const MetadataUpdate& update) { on_metadata(update); }),
       producer_(pipeline_config, upstream_, clock_, observer),
       later_(loop),
       wake_timer_(loop),
       directory_timer_(loop),
-      request_timeout_ms_(upstream_config.request_timeout_ms) {
+      request_timeout_ms_(upstream_config.request_timeout_ms),
+      topic_limits_(topic_limits),
+      topic_sweep_timer_(loop) {
   producer_.set_wakeup([this] { schedule_poll(); });
   upstream_.set_node_ready_listener([this](std::int32_t) { schedule_poll(); });
 }
@@ -26,10 +28,12 @@ std::expected<void, std::string> ProducerDriver::start() {
   auto started = upstream_.start();
   if (!started) return started;
   schedule_poll();
+  schedule_topic_sweep();
   return {};
 }
 
 void ProducerDriver::close() {
+  topic_sweep_timer_.stop();
   upstream_.close();
 }
 
@@ -83,19 +87,31 @@ void ProducerDriver::describe(std::optional<std::vector<std::string>> topics, bo
     w.topics.assign(upstream_.topics_in_use().begin(), upstream_.topics_in_use().end());
   }
   w.done = std::move(done);
-  w.deadline_ms = clock_.now_ms() + request_timeout_ms_;
+  const std::int64_t now = clock_.now_ms();
+  w.deadline_ms = now + request_timeout_ms_;
   for (const auto& t : w.topics) {
-    if (!settled(t)) w.refreshing.push_back(t);
+    if (w.refused.contains(t)) continue;
+    TopicAdmission admission = admit_topic(t);
+    if (admission.error != ErrorCode::kNone) {
+      log_refused_topic(t, admission);
+      w.refused.emplace(t, admission.error);
+      continue;
+    }
+    last_asked_ms_[t] = now;
+    // Asked for now, so counted against the cap for the next topic.
+    if (!settled(t)) {
+      w.refreshing.push_back(t);
+      upstream_.request_metadata({t}, allow_auto_topic_creation);
+    }
   }
-  if (!w.refreshing.empty()) upstream_.request_metadata(w.refreshing, allow_auto_topic_creation);
   waiters_.push_back(std::move(w));
   // Answer on a later iteration at the earliest (never inside describe()).
   later_.post([this] { answer_waiters(); });
 }
 
 bool ProducerDriver::answerable(const Waiter& w) const {
-  return w.refreshing.empty() && std::all_of(w.topics.begin(), w.topics.end(), [this](const std::string& t) {
-           return producer_.topics().find(t) != nullptr;
+  return w.refreshing.empty() && std::all_of(w.topics.begin(), w.topics.end(), [&](const std::string& t) {
+           return w.refused.contains(t) || producer_.topics().find(t) != nullptr;
          });
 }
 
@@ -104,7 +120,9 @@ void ProducerDriver::answer(Waiter& w, bool final_answer) {
   for (const auto& name : w.topics) {
     TopicDescription d;
     d.name = name;
-    if (const auto* t = producer_.topics().find(name)) {
+    if (auto refused = w.refused.find(name); refused != w.refused.end()) {
+      d.error = refused->second;
+    } else if (const auto* t = producer_.topics().find(name)) {
       d.error = t->error;
       d.topic_id = t->topic_id;
       d.partition_count = static_cast<std::int32_t>(t->partitions.size());

@@ -7,10 +7,14 @@
 #include <uv.h>
 
 #include <expected>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "proxy/base/log_limiter.h"
 #include "proxy/frontend/topic_directory.h"
 #include "proxy/net/deferred.h"
 #include "proxy/net/timer.h"
@@ -31,10 +35,17 @@ class LoopClock final : public Clock {
   uv_loop_t* loop_;
 };
 
+// How many topics the proxy follows, and for how long an unused one
+// (upstream.max_topics, upstream.metadata_max_idle_ms).
+struct TopicLimits {
+  std::size_t max_topics = 10000;
+  std::int64_t max_idle_ms = 300000;
+};
+
 class ProducerDriver final : public TopicDirectory {
  public:
   ProducerDriver(uv_loop_t* loop, const upstream::UpstreamConfig& upstream_config, PipelineConfig pipeline_config,
-                 PipelineObserver* observer = nullptr);
+                 PipelineObserver* observer = nullptr, TopicLimits topic_limits = {});
   ~ProducerDriver() override;
   ProducerDriver(const ProducerDriver&) = delete;
   ProducerDriver& operator=(const ProducerDriver&) = delete;
@@ -53,6 +64,7 @@ class ProducerDriver final : public TopicDirectory {
   const Clock& clock() const { return clock_; }
 
   // TopicDirectory
+  TopicAdmission admit_topic(std::string_view name) override;
   void describe(std::optional<std::vector<std::string>> topics, bool allow_auto_topic_creation,
                 std::function<void(std::vector<TopicDescription>)> done) override;
 
@@ -62,6 +74,8 @@ class ProducerDriver final : public TopicDirectory {
     // Topics asked for again upstream: the answer waits for a response that
     // describes them (or the deadline), not for the stale cached entry.
     std::vector<std::string> refreshing;
+    // Answered without asking upstream: an illegal name, or over the cap.
+    std::map<std::string, ErrorCode> refused;
     std::function<void(std::vector<TopicDescription>)> done;
     std::int64_t deadline_ms = 0;
   };
@@ -78,6 +92,12 @@ class ProducerDriver final : public TopicDirectory {
   void answer(Waiter& w, bool final_answer);
   void answer_waiters();
 
+  // topic lifetime (driver_topics.cc)
+  void schedule_topic_sweep();
+  void forget_idle_topics();
+  bool waited_on(const std::string& topic) const;
+  void log_refused_topic(const std::string& topic, const TopicAdmission& admission);
+
   LoopClock clock_;
   upstream::Upstream upstream_;
   IdempotentProducer producer_;
@@ -87,6 +107,11 @@ class ProducerDriver final : public TopicDirectory {
   bool poll_scheduled_ = false;
   std::vector<Waiter> waiters_;
   std::int32_t request_timeout_ms_;
+  TopicLimits topic_limits_;
+  net::Timer topic_sweep_timer_;
+  // When a client last asked about each topic in use (Metadata).
+  std::unordered_map<std::string, std::int64_t> last_asked_ms_;
+  LogLimiter refused_topic_log_{std::chrono::seconds(10)};
 };
 
 }  // namespace pp

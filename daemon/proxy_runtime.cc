@@ -66,8 +66,8 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   }
   if (auto sasl = configure_sasl(upstream); !sasl) return sasl;
   for (const auto& b : upstream.bootstrap_servers) bootstrap_ += (bootstrap_.empty() ? "" : ",") + b;
-  driver_ =
-      std::make_unique<ProducerDriver>(loop_, upstream, to_pipeline_config(settings_), &metrics_->pipeline_observer());
+  driver_ = std::make_unique<ProducerDriver>(loop_, upstream, to_pipeline_config(settings_),
+                                             &metrics_->pipeline_observer(), to_topic_limits(settings_));
   if (auto started = driver_->start(); !started) return std::unexpected("upstream: " + started.error());
 
   auto frontend_config = to_frontend_config(settings_);
@@ -157,6 +157,7 @@ void ProxyRuntime::sample_metrics() {
       by_use[i] = {to_string(use), budget.used(use)};
     }
     metrics_->sample_memory(by_use);
+    metrics_->sample_topics(driver_->upstream().topics_in_use().size());
   }
 }
 

@@ -22,6 +22,10 @@ std::expected<upstream::TransportSecurity, std::string> to_transport_security(co
   return upstream::TransportSecurity{std::move(*context), tls.server_name, tls.verify_hostname};
 }
 
+TopicLimits to_topic_limits(const config::Settings& s) {
+  return TopicLimits{static_cast<std::size_t>(s.upstream.max_topics), s.upstream.metadata_max_idle_ms};
+}
+
 PipelineConfig to_pipeline_config(const config::Settings& s) {
   PipelineConfig p;
   p.linger_ms = s.producer.linger_ms;
@@ -48,6 +52,7 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
     f.advertised_address = *advertised;
   }
   f.max_connections = static_cast<std::size_t>(s.listener.max_connections);
+  f.max_connections_per_peer = static_cast<std::size_t>(s.listener.max_connections_per_peer);
   f.max_request_bytes = static_cast<std::size_t>(s.listener.max_request_bytes);
   f.idle_timeout_ms = s.listener.idle_timeout_ms;
   f.frame_timeout_ms = s.listener.frame_timeout_ms;

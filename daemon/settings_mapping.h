@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/settings.h"
+#include "daemon/producer_driver.h"
 #include "metrics/metrics_config.h"
 #include "proxy/frontend/frontend_config.h"
 #include "proxy/pipeline/pipeline_config.h"
@@ -15,6 +16,7 @@ namespace pp {
 
 upstream::UpstreamConfig to_upstream_config(const config::Settings& s);
 PipelineConfig to_pipeline_config(const config::Settings& s);
+TopicLimits to_topic_limits(const config::Settings& s);
 // Addresses were validated by config/; the error is for a caller that skipped that.
 std::expected<FrontendConfig, std::string> to_frontend_config(const config::Settings& s);
 MetricsConfig to_metrics_config(const config::Settings& s);

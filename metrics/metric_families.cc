@@ -70,6 +70,9 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
       memory_used_bytes(gauge(r, "memory_used_bytes",
                               "The memory budget's use by what holds it: request_frames, decoded_records, "
                               "upstream_batches, responses, client_producers.")),
+      topics_followed(gauge(r, "topics_followed",
+                            "Topics the proxy follows upstream (at most upstream.max_topics; one unused for "
+                            "upstream.metadata_max_idle_ms is forgotten).")),
       backpressure_active(gauge(r, "backpressure_active", "1 while client reads are paused for memory.")),
       client_duplicates_total(
           counter(r, "client_duplicates_total",

@@ -40,6 +40,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Counter>& records_failed_total;
   prometheus::Family<prometheus::Gauge>& buffered_bytes;
   prometheus::Family<prometheus::Gauge>& memory_used_bytes;
+  prometheus::Family<prometheus::Gauge>& topics_followed;
   prometheus::Family<prometheus::Gauge>& backpressure_active;
   prometheus::Family<prometheus::Counter>& client_duplicates_total;
   prometheus::Family<prometheus::Counter>& client_produce_requests_total;

@@ -47,6 +47,7 @@ Metrics::Metrics(const MetricsConfig& config, std::string_view version)
       records_received_(families_.records_received_total.Add({})),
       received_bytes_(families_.received_bytes_total.Add({})),
       buffered_bytes_(families_.buffered_bytes.Add({})),
+      topics_followed_(families_.topics_followed.Add({})),
       backpressure_(families_.backpressure_active.Add({})),
       duplicates_acked_(families_.client_duplicates_total.Add({{"outcome", "acked"}})),
       duplicates_in_flight_(families_.client_duplicates_total.Add({{"outcome", "in_flight"}})),

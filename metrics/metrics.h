@@ -97,6 +97,7 @@ class Metrics {
   void sample(std::size_t buffered_bytes, std::span<const BrokerSample> brokers);
   // The budget's use by holder (memory_used_bytes{use}).
   void sample_memory(std::span<const std::pair<std::string_view, std::size_t>> by_use);
+  void sample_topics(std::size_t followed) { topics_followed_.Set(static_cast<double>(followed)); }
 
   // The Prometheus text format of everything, as /metrics serves it (minus
   // the exposer's own scrape counters). Any thread.
@@ -114,6 +115,7 @@ class Metrics {
   prometheus::Counter& records_received_;
   prometheus::Counter& received_bytes_;
   prometheus::Gauge& buffered_bytes_;
+  prometheus::Gauge& topics_followed_;
   prometheus::Gauge& backpressure_;
   prometheus::Counter& duplicates_acked_;
   prometheus::Counter& duplicates_in_flight_;

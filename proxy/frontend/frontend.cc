@@ -8,6 +8,17 @@
 #include "proxy/frontend/log.h"
 
 namespace pp {
+namespace {
+
+// "10.0.0.7:51234" -> "10.0.0.7", "[::1]:51234" -> "::1": one peer whatever
+// its source port.
+std::string peer_address(const std::string& peer_name) {
+  std::string host = peer_name.substr(0, peer_name.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return host;
+}
+
+}  // namespace
 
 Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, TopicDirectory& topics,
                    FrontendObserver* observer)
@@ -98,6 +109,19 @@ void Frontend::on_accept(net::TcpConnection connection) {
     return;
   }
   const std::uint64_t id = next_session_id_++;
+  if (ctx.config.max_connections_per_peer > 0) {
+    std::string peer = peer_address(connection.peer_name());
+    std::size_t& open = connections_by_peer_[peer];
+    if (open >= ctx.config.max_connections_per_peer) {
+      ++ctx.counters.connections_refused_total;
+      frontend::log().warn("refusing client {}: max_connections_per_peer ({}) reached for {}", connection.peer_name(),
+                           ctx.config.max_connections_per_peer, peer);
+      connection.close();
+      return;
+    }
+    ++open;
+    peer_of_session_.emplace(id, std::move(peer));
+  }
   auto session = std::make_shared<ClientSession>(context_, std::move(connection), id);
   sessions_.emplace(id, session);
   ++ctx.counters.connections_accepted_total;
@@ -109,6 +133,13 @@ void Frontend::on_accept(net::TcpConnection connection) {
 
 void Frontend::forget(std::uint64_t session_id) {
   if (sessions_.erase(session_id) == 0) return;
+  if (auto peer = peer_of_session_.find(session_id); peer != peer_of_session_.end()) {
+    if (auto open = connections_by_peer_.find(peer->second);
+        open != connections_by_peer_.end() && --open->second == 0) {
+      connections_by_peer_.erase(open);
+    }
+    peer_of_session_.erase(peer);
+  }
   context_->counters.client_connections = static_cast<std::int64_t>(sessions_.size());
   context_->observer.on_client_connections(context_->counters.client_connections);
 }

@@ -84,6 +84,9 @@ class Frontend {
   static constexpr std::uint64_t kPauseLogIntervalMs = 5000;
   std::uint64_t last_pause_log_ms_ = 0;
   std::unordered_map<std::uint64_t, std::shared_ptr<ClientSession>> sessions_;
+  // listener.max_connections_per_peer: by IP address, and each session's.
+  std::unordered_map<std::string, std::size_t> connections_by_peer_;
+  std::unordered_map<std::uint64_t, std::string> peer_of_session_;
   std::uint64_t next_session_id_ = 1;
   bool draining_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -20,6 +20,10 @@ struct FrontendConfig {
   // listening on port 0 in tests).
   net::HostPort advertised_address{"", 0};
   std::size_t max_connections = 1024;
+  // Connections from one IP address at once; 0: no limit. A sidecar's
+  // clients all come from loopback, where it would only lower
+  // max_connections; it is for a proxy listening beyond its host.
+  std::size_t max_connections_per_peer = 0;
   // Checked from the 4-byte size prefix, before any of the frame is buffered.
   std::size_t max_request_bytes = 16777216;
   // A connection with no bytes in either direction and nothing pending for

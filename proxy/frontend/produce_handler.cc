@@ -109,6 +109,22 @@ void report_client_produce(ClientSession& session, std::int16_t version, const P
   session.context().observer.on_client_produce(software, software_version, version, magic);
 }
 
+// The topic cap (TopicDirectory::admit_topic): a refused entry's records are
+// released and not counted as received.
+void refuse_unadmitted_topics(TopicDirectory& topics, ProduceConversion& converted) {
+  for (PartitionProduce& p : converted.partitions) {
+    if (p.error != ErrorCode::kNone) continue;
+    TopicAdmission admission = topics.admit_topic(p.topic);
+    if (admission.error == ErrorCode::kNone) continue;
+    converted.records -= p.run.records.size();
+    converted.wire_bytes -= p.wire_bytes;
+    p.error = admission.error;
+    p.error_message = std::move(admission.reason);
+    p.run = RecordRun{};
+    p.client_batch.reset();
+  }
+}
+
 // Decodes what the client sent into per-partition runs and counts it; an
 // invalid acks converts nothing (every entry is answered INVALID_REQUIRED_ACKS).
 std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std::int16_t version,
@@ -129,6 +145,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   options.max_decoded_bytes = ctx.config.max_decoded_bytes_per_request;
   ProduceConversion converted;
   if (valid_acks(acks)) converted = convert_produce_request(request, version, std::move(frame), options);
+  refuse_unadmitted_topics(ctx.topics, converted);
   for (const PartitionProduce& p : converted.partitions) {
     if (p.error != ErrorCode::kNone) {
       frontend::log().warn("{}: Produce v{} to {}-{} refused with {}: {}", session.describe(), version, p.topic,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proxy/protocol/error_code.h"
@@ -22,9 +23,21 @@ struct TopicDescription {
   std::int32_t partition_count = 0;
 };
 
+// Whether records for a topic may be taken (TopicDirectory::admit_topic).
+struct TopicAdmission {
+  ErrorCode error = ErrorCode::kNone;
+  std::string reason;  // for the log, when refused
+};
+
 class TopicDirectory {
  public:
   virtual ~TopicDirectory() = default;
+
+  // Asked for every topic of a Produce request before its records are taken:
+  // INVALID_TOPIC_EXCEPTION for a name Kafka refuses (topic_name.h),
+  // POLICY_VIOLATION when a topic not in use yet would pass the topic cap.
+  // describe() applies the same rules to the topics it is asked about.
+  virtual TopicAdmission admit_topic(std::string_view name) = 0;
 
   // Describes `topics` (nullopt: every topic upstream knows), refreshing
   // upstream metadata first for topics not known yet; with

@@ -28,6 +28,10 @@ PartitionState& IdempotentProducer::state_for(const TopicPartition& tp) {
   auto& slot = partitions_[tp];
   if (!slot) {
     slot = std::make_unique<PartitionState>(tp);
+    if (auto memo = sequence_memos_.find(tp); memo != sequence_memos_.end()) {
+      slot->resume(memo->second);  // a retired partition in use again
+      sequence_memos_.erase(memo);
+    }
     // A partition first used after its topic's metadata arrived starts from it.
     if (const PartitionLeadership* l = topics_.partition(tp)) slot->set_leader(l->leader_id, l->leader_epoch);
   }
@@ -43,6 +47,7 @@ void IdempotentProducer::submit(const std::string& topic, std::int32_t partition
   auto tracker = accumulator_.admit(std::move(run), std::move(done), clock_.now_ms());
   if (!tracker->run.records.empty()) {
     PartitionState& p = state_for(TopicPartition{topic, partition});
+    p.touch(clock_.now_ms());
     accumulator_.enqueue(p, std::move(tracker));
     if (!topics_.find(topic) || p.leader_id() < 0) upstream_.request_metadata({topic});
   }

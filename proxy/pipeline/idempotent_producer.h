@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -64,6 +65,18 @@ class IdempotentProducer final : public RecordSink {
   IdentityState identity_state() const { return identity_.state(); }
   ErrorCode fatal_error() const { return identity_.fatal_error(); }
   ProducerIdAndEpoch identity() const { return identity_.current(); }
+
+  // Idle retirement (upstream.metadata_max_idle_ms; in idle_partitions.cc):
+  // a partition with nothing queued, in flight or unresolved, last given a
+  // run before `used_before_ms`, gives up its state; only its sequence memo
+  // stays (until an epoch change makes it moot). Returns how many retired.
+  std::size_t retire_idle_partitions(std::int64_t used_before_ms);
+  // Topics with any partition state: the ones metadata must keep following.
+  std::set<std::string> topics_with_partitions() const;
+  // Forgets topics no partition uses any more (metadata and leadership).
+  void forget_topics(const std::vector<std::string>& names);
+  std::size_t partition_count() const { return partitions_.size(); }
+  std::size_t sequence_memo_count() const { return sequence_memos_.size(); }
 
   // Introspection for tests and metrics.
   const PartitionState* partition(const TopicPartition& tp) const;
@@ -140,6 +153,7 @@ class IdempotentProducer final : public RecordSink {
   std::set<TopicPartition> rewrite_set_;
 
   PartitionMap partitions_;
+  std::unordered_map<TopicPartition, SequenceMemo, TopicPartitionHash> sequence_memos_;  // of retired partitions
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -52,6 +52,14 @@ bool PartitionState::has_awaiting_retry() const {
                      [](const BatchPtr& b) { return b->state == BatchState::kAwaitingRetry; });
 }
 
+void PartitionState::resume(const SequenceMemo& memo) {
+  owner_ = memo.owner;
+  next_seq_ = memo.next_sequence;
+  last_acked_seq_ = memo.last_acked_sequence;
+  next_ord_ = memo.next_ordinal;
+  first_unacked_ = memo.first_unacked;
+}
+
 void PartitionState::reset_sequences(const ProducerIdAndEpoch& current) {
   owner_ = current;
   next_seq_ = 0;

@@ -3,6 +3,7 @@
 // Pure: no sockets, no clock reads; the producer passes `now` in.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -29,6 +30,18 @@ struct ProducerIdAndEpoch {
   ProducerId id = kNoProducerId;
   ProducerEpoch epoch = kNoProducerEpoch;
   auto operator<=>(const ProducerIdAndEpoch&) const = default;
+};
+
+// What must outlive a retired idle partition's state (IdempotentProducer::
+// retire_idle_partitions) so that its next batch continues the sequence
+// under the same pid/epoch: a restart at 0 would be OUT_OF_ORDER_SEQUENCE to
+// a broker that still holds this producer's state for the partition.
+struct SequenceMemo {
+  ProducerIdAndEpoch owner;
+  std::int32_t next_sequence = 0;
+  std::int32_t last_acked_sequence = -1;
+  std::uint64_t next_ordinal = 0;
+  bool first_unacked = false;
 };
 
 class PartitionState {
@@ -104,6 +117,16 @@ class PartitionState {
 
   bool idle() const { return queued_.empty() && unacked_.empty(); }
 
+  // ---- idle retirement ----
+  std::int64_t last_used_ms() const { return last_used_ms_; }
+  void touch(std::int64_t now) { last_used_ms_ = std::max(last_used_ms_, now); }
+  // Nothing queued, in flight, unresolved or draining: only the sequence is
+  // left, and the memo keeps it. The window is not kept: the leader may
+  // change while the partition is retired, and a new leader starts at 5.
+  bool retirable() const { return idle() && inflight_batches_ == 0 && !unresolved_next_ && !draining_; }
+  SequenceMemo sequence_memo() const { return {owner_, next_seq_, last_acked_seq_, next_ord_, first_unacked_}; }
+  void resume(const SequenceMemo& memo);
+
  private:
   TopicPartition tp_;
   std::deque<std::shared_ptr<RunTracker>> queued_;
@@ -122,6 +145,7 @@ class PartitionState {
   std::int32_t leader_epoch_ = -1;
   bool draining_ = false;
   std::int32_t inflight_batches_ = 0;
+  std::int64_t last_used_ms_ = 0;
 };
 
 }  // namespace pp

@@ -15,6 +15,10 @@ bool stale(const PartitionLeadership& old, const PartitionLeadership& now) {
 
 }  // namespace
 
+void TopicTable::forget(std::string_view name) {
+  if (auto it = topics_.find(name); it != topics_.end()) topics_.erase(it);
+}
+
 TopicChanges TopicTable::apply(const std::string& name, const TopicLeadership& reported) {
   TopicChanges changes;
   auto found = topics_.find(name);

@@ -50,6 +50,9 @@ class TopicTable {
   // True if taken.
   bool take_leader_hint(const TopicPartition& tp, std::int32_t leader_id, std::int32_t leader_epoch);
 
+  // The topic is no longer followed (idle): its id and epochs are dropped.
+  void forget(std::string_view name);
+
   const TopicLeadership* find(std::string_view name) const;
   // Null when the topic is unknown or in error, or has no such partition.
   const PartitionLeadership* partition(const TopicPartition& tp) const;

@@ -110,6 +110,9 @@ class Upstream final : public UpstreamPort {
   // cluster auto-creates) only when the client asked for that, and only by
   // the next request, never by later refreshes (a deleted topic stays deleted).
   void request_metadata(const std::vector<std::string>& topics, bool allow_auto_topic_creation);
+  // Idle topics: later refreshes no longer ask for them, and a pending
+  // creation of one is dropped.
+  void forget_topics(const std::vector<std::string>& topics);
   void reset_connection(std::int32_t node) override;
   void learn_brokers(const std::vector<NodeEndpoint>& endpoints) override;
   bool knows_broker(std::int32_t node) const override { return brokers_.find(node) != nullptr; }

@@ -107,6 +107,13 @@ void Upstream::request_metadata(const std::vector<std::string>& topics) {
   post_flush();
 }
 
+void Upstream::forget_topics(const std::vector<std::string>& topics) {
+  for (const std::string& t : topics) {
+    topics_.erase(t);
+    create_wanted_.erase(t);
+  }
+}
+
 void Upstream::post_flush() {
   if (flush_posted_) return;
   flush_posted_ = true;

@@ -174,6 +174,29 @@ TEST_F(ConnectionTest, ConnectionsOverMaxConnectionsAreRefused) {
   EXPECT_TRUE(answers_api_versions(*first, 2));
 }
 
+TEST_F(ConnectionTest, ConnectionsOverThePerPeerLimitAreRefusedOthersAccepted) {
+  FrontendConfig config;
+  config.max_connections_per_peer = 2;
+  start(config);
+  auto a1 = connect();
+  auto a2 = connect();
+  ASSERT_TRUE(answers_api_versions(*a1, 1));
+  ASSERT_TRUE(answers_api_versions(*a2, 1));
+  auto a3 = connect();
+  EXPECT_TRUE(a3->wait_closed()) << "a third connection from 127.0.0.1";
+  EXPECT_EQ(frontend_->counters().connections_refused_total, 1u);
+
+  constexpr std::uint32_t kOtherPeer = 0x7f000002;  // 127.0.0.2
+  auto b1 = connect(kOtherPeer);
+  EXPECT_TRUE(answers_api_versions(*b1, 1)) << "another peer has its own share";
+
+  a1->close();
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->open_connections() == 2; }));
+  auto a4 = connect();
+  EXPECT_TRUE(answers_api_versions(*a4, 2)) << "a closed connection gives its slot back";
+  EXPECT_EQ(frontend_->counters().connections_refused_total, 1u);
+}
+
 TEST_F(ConnectionTest, AnIdleConnectionIsClosedButOneWaitingOnUsIsNot) {
   FrontendConfig config;
   config.idle_timeout_ms = 100;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "proxy/frontend/frontend.h"
+#include "proxy/frontend/produce_conversion.h"
 #include "proxy/net/timer.h"
 #include "proxy/protocol/codec.h"
 #include "proxy/protocol/messages/all.h"
@@ -107,11 +108,19 @@ class FakeTopicDirectory : public TopicDirectory {
     }
   }
 
+  // The name rule is the real one; `refused` stands in for the topic cap.
+  TopicAdmission admit_topic(std::string_view name) override {
+    if (!is_legal_topic_name(name)) return {ErrorCode::kInvalidTopicException, "not a legal name"};
+    if (auto it = refused.find(std::string(name)); it != refused.end()) return {it->second, "refused by the test"};
+    return {};
+  }
+
   void add(const std::string& name, std::int32_t partitions) {
     table[name] = TopicDescription{name, ErrorCode::kNone, {}, false, partitions};
   }
 
   std::map<std::string, TopicDescription> table;
+  std::map<std::string, ErrorCode> refused;
   int calls = 0;
   bool last_auto_create = false;
   std::optional<std::vector<std::string>> last_topics;
@@ -142,8 +151,14 @@ inline void run_for(uv_loop_t* loop, int ms) {
 // A blocking-free Kafka client over a plain socket.
 class TestClient {
  public:
-  TestClient(uv_loop_t* loop, std::uint16_t port) : loop_(loop) {
+  // `source`: the local IPv4 address to connect from (host order); any of
+  // 127.0.0.0/8 works on loopback, so tests can be several peers.
+  TestClient(uv_loop_t* loop, std::uint16_t port, std::uint32_t source = INADDR_LOOPBACK) : loop_(loop) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    from.sin_addr.s_addr = htonl(source);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
@@ -286,8 +301,8 @@ class FrontendFixture : public ::testing::Test {
     auto ok = frontend_->start();
     ASSERT_TRUE(ok) << ok.error();
   }
-  std::unique_ptr<TestClient> connect() {
-    auto c = std::make_unique<TestClient>(&loop_, frontend_->port());
+  std::unique_ptr<TestClient> connect(std::uint32_t source = INADDR_LOOPBACK) {
+    auto c = std::make_unique<TestClient>(&loop_, frontend_->port(), source);
     EXPECT_TRUE(c->connected());
     return c;
   }

@@ -69,6 +69,7 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"records_delivered_total", T::Counter, {}},
       {"records_failed_total", T::Counter, {"error"}},
       {"buffered_bytes", T::Gauge, {}},
+      {"topics_followed", T::Gauge, {}},
       {"backpressure_active", T::Gauge, {}},
       {"client_duplicates_total", T::Counter, {"outcome"}},
       {"client_produce_requests_total", T::Counter, {"magic", "software", "software_version", "version"}},
