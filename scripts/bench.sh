@@ -585,9 +585,10 @@ workload10() {  # added latency, paired rounds, test cluster and real Kafka 4.4.
 }
 
 # Workload 11: the proxy's own ceiling with 100 B records, lz4 off. Several
-# closed-loop clients at once, so the proxy, not one client, is the limit;
-# "pinned" gives the proxy core 0 to itself (clients and cluster on core 1,
-# taskset), "shared" lets the scheduler place everything.
+# closed-loop clients at once (PP_W11_CLIENTS, default 3), so the proxy, not
+# one client, is the limit; "pinned" gives the proxy core 0 to itself
+# (clients and cluster on core 1, taskset), "shared" lets the scheduler
+# place everything.
 w11_clients=${PP_W11_CLIENTS:-3} w11_reps=$(( quick ? 1 : 2 ))
 
 # w11_load BOOTSTRAP CPUS: w11_clients producers at once (on CPUS when
