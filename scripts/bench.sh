@@ -7,11 +7,13 @@
 # number. Workload 7 (issue 12) is workload 1's comparison against a real
 # Apache Kafka 4.4.0 broker (tests/kafka), with Kafka's own Java producer as a
 # fourth case; it needs java and mvn (scripts/setup.sh). Workload 8 (issue 17)
-# is one synchronous client, proxy and direct in interleaved pairs.
+# is one synchronous client, proxy and direct in interleaved pairs. Workload
+# 10 is added latency in paired rounds against the test cluster and Kafka
+# 4.4.0, workload 11 the proxy's own ceiling with 100 B records (issue 17).
 # `--baseline BINARY` adds an older produce-proxy to workloads 3 and 8 as
 # case `before_*`, so before and after are measured in the same run.
 #
-#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8"] [--reps N]
+#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 10 11"] [--reps N]
 #                    [--baseline PATH]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
@@ -25,7 +27,7 @@ python=/usr/bin/python3  # Debian's, whichever python3 comes first on PATH
 report=$root/tests/bench/bench_report.py
 
 args="$*"
-skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7 8" reps=3 baseline=""
+skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7 8 10 11" reps=3 baseline=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) skip_build=1 ;;
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --reps) reps=$2; shift ;;
     --baseline) baseline=$(realpath "$2"); shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -514,6 +516,121 @@ workload7() {  # overhead against real Apache Kafka 4.4.0: 1 KiB, 16 partitions,
   done
 }
 
+# ---- workloads 10 and 11 (issue 17): latency you can trust, the ceiling ----
+
+issue17=$root/tests/bench/bench_issue17.py
+# Workload 10: per load level, w10_pairs rounds of one short open-loop run
+# per case (direct, proxy linger 5, proxy linger 0), order rotated, both
+# proxies and the cluster up throughout; the tables take the median of the
+# per-round differences (tests/bench/bench_issue17.py).
+w10_pairs=$(( quick ? 2 : 8 )) w10_secs=$(( quick ? 2 : 3 )) w10_cap_secs=$(( quick ? 2 : 4 ))
+# The client settings of workload 4: linger 1 ms and Nagle off, as a
+# latency-minded application sets them; the capacity run uses them too.
+w10_client=(--acks all --linger-ms 1 --rdkafka socket.nagle.disable=true)
+
+# w10_target TARGET TOPIC: against the cluster now up ($bootstrap), the
+# direct producer's capacity (closed loop), then the paired open-loop runs
+# at 10 % and 50 % of it.
+w10_target() {
+  local target=$1 topic=$2 cap pct rate pair c n cases=(direct proxy_linger5 proxy_linger0)
+  local -A addr pid metrics
+  for c in "${cases[@]:1}"; do
+    start_proxy --set producer.linger_ms="${c##*_linger}"
+    addr[$c]=$proxy_addr pid[$c]=$proxy_pid metrics[$c]=$metrics_addr
+  done
+  # Warm-up, not counted: a broker JVM just started is still compiling, and
+  # each proxy opens its upstream connections on its first client.
+  for c in "${cases[@]}"; do
+    local to=${addr[$c]:-$bootstrap}
+    run workload=10 target="$target" case=warmup via="$c" -- rdk --bootstrap "$to" --topic "$topic" \
+      "${w10_client[@]}" --count 5000000 --duration-s $w10_cap_secs
+  done
+  run workload=10 target="$target" case=capacity -- rdk --bootstrap "$bootstrap" --topic "$topic" \
+    --idempotence 1 "${w10_client[@]}" --count 5000000 --duration-s $w10_cap_secs
+  if cap=$("$python" "$issue17" rate "$results" workload=10 target="$target" case=capacity); then
+    for pct in 10 50; do
+      rate=$(awk -v m="$cap" -v p=$pct 'BEGIN {printf "%d", m * p / 100}')
+      log "w10 $target: $w10_pairs rounds at $rate records/s ($pct % of the direct producer's $cap)"
+      for pair in $(seq "$w10_pairs"); do
+        n=$(( (pair - 1) % ${#cases[@]} ))
+        for c in "${cases[@]:$n}" "${cases[@]:0:$n}"; do
+          local open=("$bin_open" --topic "$topic" "${w10_client[@]}" --rate "$rate" --duration-s $w10_secs
+                      --warmup-s 0.5 --flush-timeout-ms 10000)
+          if [ "$c" = direct ]; then
+            run workload=10 target="$target" case=direct load_pct=$pct pair="$pair" -- \
+              "${open[@]}" --bootstrap "$bootstrap" --idempotence 1
+            continue
+          fi
+          proxy_pid=${pid[$c]} metrics_addr=${metrics[$c]}
+          proxy_run workload=10 target="$target" case="$c" load_pct=$pct pair="$pair" \
+            proxy_linger_ms="${c##*_linger}" -- "${open[@]}" --bootstrap "${addr[$c]}"
+        done
+      done
+    done
+  else
+    log "w10 $target: no capacity measured, the paired runs are skipped"
+  fi
+  for c in "${cases[@]:1}"; do proxy_pid=${pid[$c]}; stop_proxy; done
+}
+
+workload10() {  # added latency, paired rounds, test cluster and real Kafka 4.4.0
+  log "w10: test cluster"
+  start_cluster --brokers 3 --topic w10:16
+  w10_target test_cluster w10
+  stop_cluster
+  if ! command -v java >/dev/null; then log "w10: real Kafka skipped, java is needed (scripts/setup.sh)"; return 0; fi
+  start_kafka --topic w10:16 || return 0
+  w10_target kafka w10
+  stop_cluster
+}
+
+# Workload 11: the proxy's own ceiling with 100 B records, lz4 off. Several
+# closed-loop clients at once (PP_W11_CLIENTS, default 3), so the proxy, not
+# one client, is the limit; "pinned" gives the proxy core 0 to itself
+# (clients and cluster on core 1, taskset), "shared" lets the scheduler
+# place everything.
+w11_clients=${PP_W11_CLIENTS:-3} w11_reps=$(( quick ? 1 : 2 ))
+
+# w11_load BOOTSTRAP CPUS: w11_clients producers at once (on CPUS when
+# given), then one JSON line summing them (bench_issue17.py merge).
+w11_load() {
+  local i prefix=() bg=()
+  [ -n "$2" ] && prefix=(taskset -c "$2")
+  for i in $(seq "$w11_clients"); do
+    "${prefix[@]}" "$bin_rdk" --bootstrap "$1" --topic w11 --acks all --record-bytes 100 \
+      --count 50000000 --duration-s $secs --flush-timeout-ms 10000 > "$work/w11.$i.json" &
+    bg+=($!)
+  done
+  wait "${bg[@]}" || true
+  "$python" "$issue17" merge "$work"/w11.*.json
+}
+
+workload11() {  # records/s per proxy CPU-second, 100 B records
+  local rep layout
+  log "w11: $w11_clients clients of 100 B records, shared and pinned, $w11_reps repetitions"
+  start_cluster --brokers 3 --topic w11:16
+  start_proxy --set producer.compression=none
+  for rep in $(seq "$w11_reps"); do
+    for layout in shared pinned direct; do
+      rm -f "$work"/w11.*.json
+      if [ "$layout" = pinned ]; then
+        taskset -a -pc 0 "$proxy_pid" >/dev/null; taskset -a -pc 1 "$cluster_pid" >/dev/null
+        proxy_run workload=11 case=pinned rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$proxy_addr" 1
+      else
+        taskset -a -pc 0,1 "$proxy_pid" >/dev/null; taskset -a -pc 0,1 "$cluster_pid" >/dev/null
+        if [ "$layout" = shared ]; then
+          proxy_run workload=11 case=shared rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$proxy_addr" ""
+        else
+          # The same clients straight to the cluster (not idempotent, as
+          # behind the proxy): what the cluster and clients alone reach.
+          run workload=11 case=direct rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$bootstrap" ""
+        fi
+      fi
+    done
+  done
+  stop_proxy; stop_cluster
+}
+
 # ---- run -------------------------------------------------------------------
 
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -525,5 +642,6 @@ elapsed=$(( $(date +%s) - t0 ))
   --started "$started" --elapsed "$elapsed" --load-start "$load_start" --load-end "$(uptime)" \
   --command "scripts/bench.sh${args:+ $args}" --commit "$(git -C "$root" rev-parse --short HEAD)" \
   --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch w3_reps=$w3_reps w3_secs=$w3_secs w8_pairs=$w8_pairs${baseline:+ baseline=$baseline}$(
-    case " $only " in *" 7 "*) echo " w7_count=$w7_count w7_java_count=$w7_java_count w7_broker_heap=$w7_heap" ;; esac)"
+    case " $only " in *" 7 "*) echo " w7_count=$w7_count w7_java_count=$w7_java_count w7_broker_heap=$w7_heap" ;; esac)$(
+    case " $only " in *" 10 "*|*" 11 "*) echo " w10_pairs=$w10_pairs w10_secs=$w10_secs w11_clients=$w11_clients w11_reps=$w11_reps" ;; esac)"
 log "done in ${elapsed}s; results in docs/bench/results.json and docs/BENCHMARKS.md"

@@ -98,8 +98,32 @@ TEST(Crc32, IeeeMatchesTheBitwiseDefinition) {
   EXPECT_EQ(crc32_ieee(data), bitwise(data));
 }
 
+// The folding path (64 bytes and up where the CPU has PCLMULQDQ, slicing for
+// the last 0-15) against slicing alone: every alignment, every length around
+// the 16- and 64-byte steps, and continuation from a previous CRC.
+TEST(Crc32, IeeeFoldingMatchesSlicing) {
+  const Bytes data = random_bytes(5000, 11);
+  for (std::size_t offset = 0; offset < 16; ++offset) {
+    for (std::size_t n = 0; n + offset <= 700; n += (n < 300 ? 1 : 13)) {
+      const ByteView piece = ByteView(data).subspan(offset, n);
+      ASSERT_EQ(crc32_ieee(piece), crc32_ieee_portable(piece)) << "offset " << offset << ", " << n << " bytes";
+      ASSERT_EQ(crc32_ieee(piece, 0x12345678u), crc32_ieee_portable(piece, 0x12345678u)) << offset << "+" << n;
+    }
+  }
+  EXPECT_EQ(crc32_ieee(data), crc32_ieee_portable(data));
+  const Bytes zeros(256, 0x00);
+  const Bytes ones(256, 0xff);
+  EXPECT_EQ(crc32_ieee(zeros), crc32_ieee_portable(zeros));
+  EXPECT_EQ(crc32_ieee(ones), crc32_ieee_portable(ones));
+}
+
 TEST(Crc32, IeeeKnownVectors) {
   EXPECT_EQ(crc32_ieee(bytes_of("123456789")), 0xCBF43926u);
+  EXPECT_EQ(crc32_ieee_portable(bytes_of("123456789")), 0xCBF43926u);
+  // Long enough for the folding path: zlib.crc32(bytes(range(256))).
+  Bytes ascending(256);
+  for (int i = 0; i < 256; ++i) ascending[i] = static_cast<std::uint8_t>(i);
+  EXPECT_EQ(crc32_ieee(ascending), 0x29058C73u);
   EXPECT_EQ(crc32_ieee(ByteView{}), 0u);
   const Bytes data = random_bytes(1000, 3);
   EXPECT_EQ(crc32_ieee(ByteView(data).subspan(500), crc32_ieee(ByteView(data).first(500))), crc32_ieee(data));
