@@ -96,6 +96,11 @@ void visit_keys(F&& f, S&... s) {
     s.listener.client_producer_idle_ms...);
   // min 5: what every idempotent client assumes a broker retains.
   f(KeySpec{"listener", "client_batches_to_retain", 5, 1000, kRestart}, s.listener.client_batches_to_retain...);
+  // -1: no limit. 2^50 ms is 35,000 years: past any clock, far from overflow.
+  f(KeySpec{"listener", "message_timestamp_after_max_ms", -1, std::int64_t{1} << 50, kRestart},
+    s.listener.message_timestamp_after_max_ms...);
+  f(KeySpec{"listener", "message_timestamp_before_max_ms", -1, std::int64_t{1} << 50, kRestart},
+    s.listener.message_timestamp_before_max_ms...);
 
   f(KeySpec{"upstream", "bootstrap_servers", 0, 0, kRestart, Check::kBootstrapList}, s.upstream.bootstrap_servers...);
   f(KeySpec{"upstream", "client_id", 0, 0, kRestart, Check::kClientId}, s.upstream.client_id...);

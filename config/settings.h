@@ -78,6 +78,11 @@ struct ListenerSettings {
   std::int64_t max_client_producers = 10000;
   std::int64_t client_producer_idle_ms = 86400000;
   std::int64_t client_batches_to_retain = 5;
+  // Kafka 4.x's topic defaults message.timestamp.after.max.ms (1 h) and
+  // before.max.ms (unlimited; -1 here): CreateTime records outside them are
+  // refused before batching (issue 14).
+  std::int64_t message_timestamp_after_max_ms = 3600000;
+  std::int64_t message_timestamp_before_max_ms = -1;
   bool operator==(const ListenerSettings&) const = default;
 };
 

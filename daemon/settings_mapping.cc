@@ -61,6 +61,9 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.client_producers.max_producers = static_cast<std::size_t>(s.listener.max_client_producers);
   f.client_producers.idle_timeout_ms = s.listener.client_producer_idle_ms;
   f.client_producers.batches_to_retain = static_cast<std::size_t>(s.listener.client_batches_to_retain);
+  f.timestamp_after_max_ms = s.listener.message_timestamp_after_max_ms;
+  f.timestamp_before_max_ms = s.listener.message_timestamp_before_max_ms;
+  f.max_upstream_batch_bytes = to_pipeline_config(s).max_request_bytes;
   return f;
 }
 

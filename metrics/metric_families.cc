@@ -98,6 +98,9 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                                        "Batches the broker reported as duplicates (DUPLICATE_SEQUENCE_NUMBER).")),
       producer_epoch_bumps_total(
           counter(r, "producer_epoch_bumps_total", "Producer epoch bumps and new producer ids, by reason.")),
+      ambiguous_renumbered_total(counter(r, "ambiguous_renumbered_total",
+                                         "Batches that may already have been in the log when they were renumbered "
+                                         "(epoch_bump, record_errors): their records may be in the log twice.")),
       producer_identity_changes_total(
           counter(r, "producer_identity_changes_total",
                   "Producer identity state changes (InitProducerId, epoch exhaustion, fatal errors), by the state "

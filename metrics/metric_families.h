@@ -55,6 +55,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Counter>& retries_total;
   prometheus::Family<prometheus::Counter>& duplicate_sequence_total;
   prometheus::Family<prometheus::Counter>& producer_epoch_bumps_total;
+  prometheus::Family<prometheus::Counter>& ambiguous_renumbered_total;
   prometheus::Family<prometheus::Counter>& producer_identity_changes_total;
   prometheus::Family<prometheus::Counter>& leader_changes_total;
   prometheus::Family<prometheus::Counter>& upstream_requests_total;

@@ -30,6 +30,7 @@ PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels
       requests_by_node_(families.upstream_requests_total),
       bumps_by_reason_(families.producer_epoch_bumps_total),
       identity_changes_(families.producer_identity_changes_total),
+      ambiguous_renumbered_(families.ambiguous_renumbered_total),
       // Unlabelled series exist from the start, so a scrape shows 0, not nothing.
       duplicates_(families.duplicate_sequence_total.Add({})),
       leader_changes_(families.leader_changes_total.Add({})),
@@ -40,6 +41,10 @@ PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels
   // Every state shows from the start: an alert on FATAL needs a 0 before the 1.
   for (std::string_view state : {"UNINITIALIZED", "INITIALIZING", "READY", "FATAL"}) {
     identity_changes_.get(std::string(state), state_label);
+  }
+  // Both reasons show 0 from the start, so an alert can fire on the first one.
+  for (std::string_view reason : {"epoch_bump", "record_errors"}) {
+    ambiguous_renumbered_.get(std::string(reason), reason_label);
   }
 }
 
@@ -73,6 +78,10 @@ void PipelineMetrics::on_duplicate_sequence() {
 
 void PipelineMetrics::on_epoch_bump(std::string_view reason) {
   bumps_by_reason_.get(std::string(reason), reason_label).Increment();
+}
+
+void PipelineMetrics::on_ambiguous_renumbered(std::string_view reason, std::int64_t batches) {
+  ambiguous_renumbered_.get(std::string(reason), reason_label).Increment(static_cast<double>(batches));
 }
 
 void PipelineMetrics::on_identity_state(std::string_view state) {

@@ -31,6 +31,7 @@ class PipelineMetrics final : public PipelineObserver {
   void on_retry(ErrorCode error) override;
   void on_duplicate_sequence() override;
   void on_epoch_bump(std::string_view reason) override;
+  void on_ambiguous_renumbered(std::string_view reason, std::int64_t batches) override;
   void on_identity_state(std::string_view state) override;
   void on_leader_change(const TopicPartition& tp) override;
   void on_records_delivered(std::int64_t records) override;
@@ -46,6 +47,7 @@ class PipelineMetrics final : public PipelineObserver {
   // Reasons are the pipeline's string literals: a handful of keys, ever.
   ChildCache<prometheus::Counter, std::string> bumps_by_reason_;
   ChildCache<prometheus::Counter, std::string> identity_changes_;
+  ChildCache<prometheus::Counter, std::string> ambiguous_renumbered_;
   prometheus::Counter& duplicates_;
   prometheus::Counter& leader_changes_;
   prometheus::Counter& delivered_;

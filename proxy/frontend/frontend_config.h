@@ -53,6 +53,16 @@ struct FrontendConfig {
   // whole buffer), but at least kMinDecodedBytesPerRequest.
   std::size_t max_decoded_bytes_per_request = 64 * 1048576;
 
+  // listener.message_timestamp_after_max_ms / _before_max_ms (-1: no
+  // limit): CreateTime records further from the wall clock are answered
+  // INVALID_TIMESTAMP for their partition before batching.
+  std::int64_t timestamp_after_max_ms = 3600000;
+  std::int64_t timestamp_before_max_ms = -1;
+  // A record that cannot fit in an upstream request alone (the pipeline's
+  // PipelineConfig::max_request_bytes) is answered MESSAGE_TOO_LARGE for its
+  // partition instead of becoming a request the broker drops.
+  std::size_t max_upstream_batch_bytes = 16 * 1048576;
+
   // listener.max_client_producers, client_producer_idle_ms,
   // client_batches_to_retain: the idempotent clients' state (ClientProducers).
   // A first_producer_id below 0 means a random start, so ids handed out

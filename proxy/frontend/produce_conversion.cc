@@ -4,6 +4,7 @@
 
 #include "proxy/records/message_set.h"
 #include "proxy/records/record_batch.h"
+#include "proxy/records/record_batch_builder.h"
 
 namespace pp {
 namespace {
@@ -51,6 +52,37 @@ std::size_t decompressed_size(const RecordBatchView& batch) {
   return n;
 }
 
+// What the broker would refuse for one record, checked before batching so it
+// fails this entry alone, not an upstream batch shared with other clients
+// (issue 14). Kafka's LogValidator.validateTimestamp for CreateTime; a
+// missing timestamp (-1) is stamped with the receive time later (decision 7).
+std::optional<EntryError> check_record(const ProduceConversionOptions& o, std::size_t index, std::int64_t timestamp,
+                                       const std::optional<ByteView>& key, const std::optional<ByteView>& value,
+                                       std::span<const RecordHeaderView> headers) {
+  if (timestamp >= 0) {
+    const bool ahead = o.timestamp_after_max_ms >= 0 && timestamp - o.now_ms > o.timestamp_after_max_ms;
+    const bool behind = o.timestamp_before_max_ms >= 0 && o.now_ms - timestamp > o.timestamp_before_max_ms;
+    if (ahead || behind) {
+      return EntryError{ErrorCode::kInvalidTimestamp,
+                        "Timestamp " + std::to_string(timestamp) + " of record " + std::to_string(index) +
+                            " is out of range: more than " +
+                            std::to_string(ahead ? o.timestamp_after_max_ms : o.timestamp_before_max_ms) + " ms " +
+                            (ahead ? "ahead of" : "behind") + " the proxy's clock (" + std::to_string(o.now_ms) + ")"};
+    }
+  }
+  if (o.max_record_batch_bytes == 0) return std::nullopt;
+  const std::size_t alone =
+      record_batch_layout::kHeaderSize + RecordBatchBuilder::record_size_upper_bound(
+                                             key ? std::optional<std::size_t>(key->size()) : std::nullopt,
+                                             value ? std::optional<std::size_t>(value->size()) : std::nullopt, headers);
+  if (alone > o.max_record_batch_bytes) {
+    return EntryError{ErrorCode::kMessageTooLarge, "record " + std::to_string(index) + " needs a batch of " +
+                                                       std::to_string(alone) + " bytes; the upstream limit is " +
+                                                       std::to_string(o.max_record_batch_bytes)};
+  }
+  return std::nullopt;
+}
+
 EntryError over_budget(const DecodeBudget& decoded) {
   return {ErrorCode::kMessageTooLarge,
           "records: decoded size over the per-request memory cap (" + std::to_string(decoded.cap()) + " bytes)"};
@@ -75,7 +107,8 @@ std::optional<EntryError> client_batch_of(const RecordBatchHeader& h, std::size_
 }
 
 std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, PartitionProduce& entry,
-                                          std::size_t& budget, DecodeBudget& decoded) {
+                                          std::size_t& budget, DecodeBudget& decoded,
+                                          const ProduceConversionOptions& limits) {
   RecordRun& run = entry.run;
   auto split = split_record_batches(set);
   if (!split) return from_decode_error(split.error(), decoded);
@@ -110,8 +143,10 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Par
     // allocation, not one per doubling (issue 17).
     if (run.records.empty()) run.records.reserve(batch->records().size());
     for (const RecordView& r : batch->records()) {
+      const std::int64_t timestamp = h.timestamp_type() == TimestampType::kCreateTime ? batch->timestamp_of(r) : -1;
+      if (auto error = check_record(limits, run.records.size(), timestamp, r.key, r.value, r.headers)) return error;
       RunRecord& out = run.records.emplace_back();
-      out.timestamp_ms = h.timestamp_type() == TimestampType::kCreateTime ? batch->timestamp_of(r) : -1;
+      out.timestamp_ms = timestamp;
       out.key = r.key;
       out.value = r.value;
       out.headers = r.headers;
@@ -123,7 +158,7 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Par
 
 // Produce v0-2: a legacy MessageSet of magic 0/1 messages, wrappers unwrapped.
 std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage, RecordRun& run, std::size_t& budget,
-                                              DecodeBudget& memory) {
+                                              DecodeBudget& memory, const ProduceConversionOptions& limits) {
   MessageSetReadOptions read;
   read.max_decompressed_bytes = budget;
   read.trailing_partial = TrailingPartial::kReject;
@@ -134,10 +169,12 @@ std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage,
   if (!memory.take(decoded->records().size(), sizeof(RunRecord))) return over_budget(memory);
   run.records.reserve(decoded->records().size());
   for (const LegacyRecordView& r : decoded->records()) {
-    RunRecord& out = run.records.emplace_back();
     // Magic 0 has no timestamp: -1 here, the pipeline stamps the receive time
     // (docs/design/PIPELINE.md decision 7). A client's LogAppendTime is the broker's to set.
-    out.timestamp_ms = (r.timestamp && r.timestamp_type == TimestampType::kCreateTime) ? *r.timestamp : -1;
+    const std::int64_t timestamp = (r.timestamp && r.timestamp_type == TimestampType::kCreateTime) ? *r.timestamp : -1;
+    if (auto error = check_record(limits, run.records.size(), timestamp, r.key, r.value, {})) return error;
+    RunRecord& out = run.records.emplace_back();
+    out.timestamp_ms = timestamp;
     out.key = r.key;
     out.value = r.value;
     if (r.wrapper_codec != CompressionCodec::kNone) {
@@ -189,9 +226,9 @@ ProduceConversion convert_produce_request(
       const std::size_t decoded_before = decoded.used();
       if (!error) {
         if (version >= 3) {
-          error = convert_batches(set, *storage, entry, budget, decoded);
+          error = convert_batches(set, *storage, entry, budget, decoded, options);
         } else if (!set.empty()) {
-          error = convert_message_set(set, *storage, entry.run, budget, decoded);
+          error = convert_message_set(set, *storage, entry.run, budget, decoded, options);
         }
       }
       if (error) {

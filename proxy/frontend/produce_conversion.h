@@ -31,6 +31,18 @@ struct ProduceConversionOptions {
   // with MESSAGE_TOO_LARGE before the memory is taken; what a refused entry
   // had decoded by then stays charged.
   std::size_t max_decoded_bytes = 64 * 1048576;
+  // Kafka's message.timestamp.after.max.ms / before.max.ms, against now_ms
+  // (the wall clock): a CreateTime record further ahead or behind is refused
+  // with INVALID_TIMESTAMP, as the topic would refuse the upstream batch it
+  // shares with other clients. -1: no limit (the defaults here; the front end
+  // passes listener.message_timestamp_*).
+  std::int64_t now_ms = 0;
+  std::int64_t timestamp_after_max_ms = -1;
+  std::int64_t timestamp_before_max_ms = -1;
+  // A record that alone, in a RecordBatch v2, would exceed this is refused
+  // with MESSAGE_TOO_LARGE: the pipeline could only send it as an upstream
+  // request over its own cap, which a broker drops. 0: no limit.
+  std::size_t max_record_batch_bytes = 0;
 };
 
 // One (topic, partition) entry of the request.
@@ -77,6 +89,9 @@ struct ProduceConversion {
 //   only too big, and gives up on a single record. CORRUPT_MESSAGE would be
 //   retried as it is, for ever; INVALID_RECORD says the record is malformed,
 //   and 3,000,000 empty headers are legal Kafka.
+// - a CreateTime record outside the timestamp limits: INVALID_TIMESTAMP
+//   (the broker's message, with the record's index).
+// - a record that cannot fit in max_record_batch_bytes: MESSAGE_TOO_LARGE.
 // - an idempotent batch (producer id >= 0) that is not alone in its entry, or
 //   has a negative epoch or base sequence: INVALID_RECORD.
 // Idempotent batches give their records to the run as plain records (the

@@ -1,5 +1,6 @@
 #include "proxy/frontend/produce_handler.h"
 
+#include <chrono>
 #include <optional>
 
 #include "proxy/frontend/client_session.h"
@@ -143,6 +144,12 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   ProduceConversionOptions options;
   options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
   options.max_decoded_bytes = ctx.config.max_decoded_bytes_per_request;
+  options.now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  options.timestamp_after_max_ms = ctx.config.timestamp_after_max_ms;
+  options.timestamp_before_max_ms = ctx.config.timestamp_before_max_ms;
+  options.max_record_batch_bytes = ctx.config.max_upstream_batch_bytes;
   ProduceConversion converted;
   if (valid_acks(acks)) converted = convert_produce_request(request, version, std::move(frame), options);
   refuse_unadmitted_topics(ctx.topics, converted);

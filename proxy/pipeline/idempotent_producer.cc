@@ -237,16 +237,32 @@ void IdempotentProducer::apply_bump(const ProducerIdAndEpoch& next) {
   for (const auto& tp : rewrite_set_) {
     PartitionState& p = state_for(tp);
     p.renumber(next);
+    std::int64_t ambiguous = 0;
     for (const auto& b : p.unacked()) {
       patch_producer_state(std::span<std::uint8_t>(b->bytes), next.id.value, next.epoch.value, b->base_sequence);
       b->state = BatchState::kAwaitingRetry;
       b->retry_at_ms = 0;
+      ambiguous += b->ever_ambiguous ? 1 : 0;
     }
+    if (ambiguous > 0) count_ambiguous_renumbered(p, ambiguous, "epoch_bump");
   }
   observer_->on_epoch_bump(new_id ? "new_producer_id" : bump_reason_);
   rewrite_set_.clear();
   bump_requested_ = false;
   bump_reason_.clear();
+}
+
+// A batch that may already be in the log got new sequences (or new
+// boundaries): the broker matches duplicates by exact sequence range, so if
+// an earlier attempt was appended its records will be in the log twice.
+// Never silent (PIPELINE.md C.7, "What the client sees").
+void IdempotentProducer::count_ambiguous_renumbered(const PartitionState& p, std::int64_t batches,
+                                                    std::string_view reason) {
+  spdlog::warn(
+      "{}: {} batch(es) that may already be in the log renumbered ({}): the broker cannot deduplicate "
+      "them, so their records may be written twice",
+      p.tp().to_string(), batches, reason);
+  observer_->on_ambiguous_renumbered(reason, batches);
 }
 
 void IdempotentProducer::fatal(ErrorCode error) {

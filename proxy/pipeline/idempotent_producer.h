@@ -124,7 +124,10 @@ class IdempotentProducer final : public RecordSink {
   void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ProducePartitionResponse* response,
                     std::int16_t version);
   void retry_later(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::int64_t now);
+  BatchPtr rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces, std::int32_t base_sequence);
   void split(PartitionState& p, const BatchPtr& batch);
+  void isolate(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ProducePartitionResponse& response);
+  void count_ambiguous_renumbered(const PartitionState& p, std::int64_t batches, std::string_view reason);
   void leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch);
   void follow_metadata(PartitionState& p, const PartitionLeadership& l, bool topic_recreated);
   void log_topic_changes(const std::string& topic, const TopicChanges& changes) const;

@@ -22,6 +22,9 @@ class PipelineObserver {
   virtual void on_retry(ErrorCode /*error*/) {}
   virtual void on_duplicate_sequence() {}
   virtual void on_epoch_bump(std::string_view /*reason*/) {}
+  // Batches that may already be in the log were renumbered (`reason`:
+  // epoch_bump, record_errors): their records may be written twice.
+  virtual void on_ambiguous_renumbered(std::string_view /*reason*/, std::int64_t /*batches*/) {}
   // The producer identity entered `state` (UNINITIALIZED, INITIALIZING, READY, FATAL).
   virtual void on_identity_state(std::string_view /*state*/) {}
   virtual void on_leader_change(const TopicPartition&) {}

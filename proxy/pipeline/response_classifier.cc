@@ -19,6 +19,8 @@ std::string_view to_string(BatchOutcome outcome) {
       return "fail";
     case BatchOutcome::kFatal:
       return "fatal";
+    case BatchOutcome::kIsolate:
+      return "isolate";
   }
   return "?";
 }
@@ -75,6 +77,18 @@ ResponseAction message_too_large(const BatchFacts& f) {
                                                              : "a single record larger than the broker accepts");
 }
 
+// C.11: the errors LogValidator raises per record (RecordValidationException)
+// reject the whole batch before its sequences are checked, and name the
+// records. Only the runs holding those fail; the rest is resent, which leaves
+// a gap in the batch's sequences, so the partition is renumbered (C.7).
+ResponseAction record_validation(ErrorCode error, const BatchFacts& f) {
+  if (!f.record_errors_listed) return fail_and_bump(error_name(error));
+  ResponseAction a;
+  a.outcome = BatchOutcome::kIsolate;
+  a.bump_reason = "record_errors";
+  return a;
+}
+
 }  // namespace
 
 ResponseAction classify_response(ErrorCode error, const BatchFacts& f) {
@@ -112,6 +126,9 @@ ResponseAction classify_response(ErrorCode error, const BatchFacts& f) {
       return fail_and_bump("corrupt_message", "the broker rejected the batch as corrupt twice");
     case ErrorCode::kMessageTooLarge:
       return message_too_large(f);
+    case ErrorCode::kInvalidRecord:
+    case ErrorCode::kInvalidTimestamp:
+      return record_validation(error, f);
     case ErrorCode::kClusterAuthorizationFailed:
     case ErrorCode::kUnsupportedVersion:
       return {.outcome = BatchOutcome::kFatal};

@@ -19,6 +19,7 @@ enum class BatchOutcome : std::uint8_t {
   kSplit,              // too large: halve it (C.10)
   kFail,               // not in the log; its runs get the error
   kFatal,              // the producer cannot go on (C.2)
+  kIsolate,            // not in the log for the listed records' sake: fail their runs, resend the rest (C.11)
 };
 std::string_view to_string(BatchOutcome outcome);
 
@@ -33,6 +34,7 @@ struct BatchFacts {
   bool log_start_offset_known = false;  // the response carried one (v5+, not -1)
   bool newer_leader_hint = false;       // KIP-951 CurrentLeader with id, epoch >= 0 and a newer epoch
   std::int32_t corrupt_responses = 0;   // CORRUPT_MESSAGE answers so far, this one included
+  bool record_errors_listed = false;    // v8+ record_errors, every batch_index inside the batch
 };
 
 struct ResponseAction {

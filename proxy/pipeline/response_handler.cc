@@ -92,6 +92,12 @@ BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerB
                         pr->current_leader.leader_epoch > p.leader_epoch() &&
                         upstream_.knows_broker(pr->current_leader.leader_id);
   f.corrupt_responses = b.corrupt_responses;
+  // C.11: isolation needs every listed record inside this batch; an index
+  // outside it says the broker meant another batch, so the whole one fails.
+  f.record_errors_listed = pr && !pr->record_errors.empty() &&
+                           std::all_of(pr->record_errors.begin(), pr->record_errors.end(), [&](const auto& e) {
+                             return e.batch_index >= 0 && e.batch_index < b.record_count;
+                           });
   return f;
 }
 
@@ -120,6 +126,10 @@ void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode e
       return;
     case BatchOutcome::kSplit:
       split(p, b);
+      return;
+    case BatchOutcome::kIsolate:
+      isolate(p, b, error, *pr);
+      if (may_bump) request_bump(p, action.bump_reason);
       return;
     case BatchOutcome::kFatal:
       fatal(error);
@@ -193,47 +203,114 @@ void IdempotentProducer::leader_changed(PartitionState& p, std::int32_t leader, 
   }
 }
 
+// A retry of `from` carrying `pieces` (slices of its runs, in order): same
+// partition, producer id, epoch, age and history, numbered from
+// `base_sequence`. Built here because its boundaries differ from `from`'s
+// (C.10, C.11); charged to the budget like any built batch.
+BatchPtr IdempotentProducer::rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces,
+                                     std::int32_t base_sequence) {
+  auto batch = std::make_shared<ProducerBatch>();
+  batch->tp = from.tp;
+  batch->created_ms = from.created_ms;
+  batch->attempts = from.attempts;
+  batch->state = BatchState::kAwaitingRetry;
+  batch->renumbered = from.renumbered;
+  batch->ever_ambiguous = from.ever_ambiguous;
+  RecordBatchBuildOptions options;
+  options.producer_id = from.producer_id.value;
+  options.producer_epoch = from.producer_epoch.value;
+  options.base_sequence = base_sequence;
+  options.compression = config_.compression;
+  RecordBatchBuilder builder(options);
+  for (BatchPiece piece : pieces) {
+    piece.offset_in_batch = static_cast<std::uint32_t>(builder.record_count());
+    for (std::uint32_t i = 0; i < piece.record_count; ++i) {
+      const RunRecord& r = piece.run->run.records[piece.first_record + i];
+      builder.append(r.timestamp_ms, r.key, r.value, r.headers);
+    }
+    ++piece.run->pieces_outstanding;
+    batch->pieces.push_back(piece);
+  }
+  batch->record_count = builder.record_count();
+  batch->bytes = builder.build();
+  batch->charge = memory_.charge(MemoryUse::kUpstreamBatches, batch->bytes.capacity());
+  return batch;
+}
+
 // C.10: halve a batch the broker found too large. Only done when no attempt
 // may be in the log (the broker matches duplicates by exact sequence range).
 void IdempotentProducer::split(PartitionState& p, const BatchPtr& b) {
-  const std::int32_t half = b->record_count / 2;
+  const auto half = static_cast<std::uint32_t>(b->record_count / 2);
   std::vector<BatchPtr> pieces;
   for (std::int32_t part = 0; part < 2; ++part) {
-    const std::uint32_t from = part == 0 ? 0 : static_cast<std::uint32_t>(half);
-    const std::uint32_t to = part == 0 ? static_cast<std::uint32_t>(half) : static_cast<std::uint32_t>(b->record_count);
-    auto piece = std::make_shared<ProducerBatch>();
-    piece->tp = b->tp;
-    piece->created_ms = b->created_ms;
-    piece->attempts = b->attempts;
-    piece->state = BatchState::kAwaitingRetry;
-    piece->renumbered = b->renumbered;
-    RecordBatchBuildOptions options;
-    options.producer_id = b->producer_id.value;
-    options.producer_epoch = b->producer_epoch.value;
-    options.base_sequence = ProducerBatch::wrap_sequence(b->base_sequence, static_cast<std::int32_t>(from));
-    options.compression = config_.compression;
-    RecordBatchBuilder builder(options);
+    const std::uint32_t from = part == 0 ? 0 : half;
+    const std::uint32_t to = part == 0 ? half : static_cast<std::uint32_t>(b->record_count);
+    std::vector<BatchPiece> slices;
     for (const auto& bp : b->pieces) {
       const std::uint32_t lo = std::max(from, bp.offset_in_batch);
       const std::uint32_t hi = std::min(to, bp.offset_in_batch + bp.record_count);
-      if (lo >= hi) continue;
-      BatchPiece np{bp.run, bp.first_record + (lo - bp.offset_in_batch), hi - lo,
-                    static_cast<std::uint32_t>(builder.record_count())};
-      for (std::uint32_t i = 0; i < np.record_count; ++i) {
-        const RunRecord& r = bp.run->run.records[np.first_record + i];
-        builder.append(r.timestamp_ms, r.key, r.value, r.headers);
-      }
-      ++bp.run->pieces_outstanding;
-      piece->pieces.push_back(np);
+      if (lo < hi) slices.push_back(BatchPiece{bp.run, bp.first_record + (lo - bp.offset_in_batch), hi - lo, 0});
     }
-    piece->record_count = builder.record_count();
-    piece->bytes = builder.build();
-    pieces.push_back(piece);
+    pieces.push_back(
+        rebuild(*b, slices, ProducerBatch::wrap_sequence(b->base_sequence, static_cast<std::int32_t>(from))));
   }
   for (const auto& bp : b->pieces) --bp.run->pieces_outstanding;
   spdlog::info("{}: MESSAGE_TOO_LARGE: split seq {}..{} into {} + {} records", p.tp().to_string(), b->base_sequence,
                b->last_sequence(), pieces[0]->record_count, pieces[1]->record_count);
   p.replace_with_split(b, pieces);
+}
+
+// C.11: the broker refused the batch for the records record_errors lists
+// (KIP-467) and appended none of it. The runs holding a listed record fail
+// with the broker's error and message; the others are rebuilt into one batch
+// that takes the refused one's place and first sequence, as a split piece
+// does (C.10). It has fewer records, so the later batches' sequences no
+// longer follow on: they come back OUT_OF_ORDER_SEQUENCE_NUMBER behind it,
+// and the bump the caller requests renumbers the partition once none of it
+// is in flight (C.7 drain-then-bump).
+void IdempotentProducer::isolate(PartitionState& p, const BatchPtr& b, ErrorCode error,
+                                 const ProducePartitionResponse& pr) {
+  // Per piece: the first listed record in it, and the broker's word on it.
+  std::vector<std::optional<std::pair<std::int32_t, std::string>>> refused(b->pieces.size());
+  for (const auto& e : pr.record_errors) {
+    const auto index = static_cast<std::uint32_t>(e.batch_index);
+    for (std::size_t i = 0; i < b->pieces.size(); ++i) {
+      const BatchPiece& piece = b->pieces[i];
+      if (refused[i] || index < piece.offset_in_batch || index >= piece.offset_in_batch + piece.record_count) continue;
+      refused[i].emplace(e.batch_index, e.batch_index_error_message.value_or(
+                                            pr.error_message.value_or(std::string(error_meaning(error)))));
+    }
+  }
+  std::vector<BatchPiece> kept;
+  std::int64_t kept_records = 0;
+  for (std::size_t i = 0; i < b->pieces.size(); ++i) {
+    if (refused[i]) continue;
+    kept.push_back(b->pieces[i]);
+    kept_records += b->pieces[i].record_count;
+  }
+  std::int64_t refused_records = 0;
+  for (std::size_t i = 0; i < b->pieces.size(); ++i) {
+    if (!refused[i]) continue;
+    refused_records += b->pieces[i].record_count;
+    spdlog::warn(
+        "{}: {} for record {} of batch seq {}..{}: {}; its client run of {} records fails, {} records of "
+        "other runs are resent",
+        p.tp().to_string(), error_name(error), refused[i]->first, b->base_sequence, b->last_sequence(),
+        refused[i]->second, b->pieces[i].record_count, kept_records);
+  }
+  if (kept.empty()) {
+    p.forget(b);
+  } else {
+    BatchPtr retry = rebuild(*b, kept, b->base_sequence);
+    retry->retry_at_ms = 0;  // nothing was wrong with these records
+    if (retry->ever_ambiguous) count_ambiguous_renumbered(p, 1, "record_errors");
+    for (const auto& piece : kept) --piece.run->pieces_outstanding;
+    p.replace_with_split(b, {retry});
+  }
+  observer_->on_records_failed(error, refused_records);  // before the clients hear
+  for (std::size_t i = 0; i < b->pieces.size(); ++i) {
+    if (refused[i]) accumulator_.finish_piece(b->pieces[i], nullptr, error, refused[i]->second);
+  }
 }
 
 }  // namespace pp

@@ -166,7 +166,7 @@ TEST(LoadSettings, MissingDefaultFileMeansDefaultsAndOverrides) {
 
 TEST(Schema, KeysAreUniqueAndFindable) {
   const auto keys = all_keys();
-  EXPECT_EQ(keys.size(), 44u);  // docs/design/INTERFACES.md's config block
+  EXPECT_EQ(keys.size(), 46u);  // docs/design/INTERFACES.md's config block
   for (const auto& k : keys) {
     const KeySpec* found = find_key(k.section, k.name);
     ASSERT_NE(found, nullptr) << k.full_name();

@@ -200,3 +200,83 @@ TEST(ProduceConversion, DecompressionIsCappedPerRequest) {
 
 }  // namespace
 }  // namespace pp
+
+namespace pp {
+namespace {
+
+// Issue 14: what the broker would refuse for one record is refused here, for
+// that partition alone, before it can share an upstream batch.
+constexpr std::int64_t kNow = 1'800'000'000'000;
+constexpr std::int64_t kHour = 3'600'000;
+
+ProduceConversionOptions timestamp_limits(std::int64_t after, std::int64_t before) {
+  ProduceConversionOptions o;
+  o.now_ms = kNow;
+  o.timestamp_after_max_ms = after;
+  o.timestamp_before_max_ms = before;
+  return o;
+}
+
+TEST(ProduceConversionLimits, ATimestampTooFarAheadIsInvalidTimestampForItsPartitionOnly) {
+  std::vector<test::TestRecord> ahead = {{"k", "now", kNow}, {"k", "late", kNow + kHour + 1}};
+  std::vector<test::TestRecord> fine = {{"k", "edge", kNow + kHour}, {"k", "old", 1}};
+  for (std::int16_t version : {3, 9, 12}) {
+    SCOPED_TRACE(version);
+    auto decoded = test::decoded_produce(version, -1,
+                                         {{"orders", 0, test::record_batch(CompressionCodec::kNone, ahead)},
+                                          {"orders", 1, test::record_batch(CompressionCodec::kLz4, fine)}});
+    auto converted = convert_produce_request(decoded.request, version, decoded.frame, timestamp_limits(kHour, -1));
+    ASSERT_EQ(converted.partitions.size(), 2u);
+    EXPECT_EQ(converted.partitions[0].error, ErrorCode::kInvalidTimestamp);
+    EXPECT_NE(converted.partitions[0].error_message.find("record 1"), std::string::npos)
+        << converted.partitions[0].error_message;
+    EXPECT_TRUE(converted.partitions[0].run.records.empty());
+    expect_records(converted.partitions[1], fine, true);
+  }
+}
+
+TEST(ProduceConversionLimits, LegacyCreateTimeIsCheckedMagicZeroIsNot) {
+  std::vector<test::TestRecord> ahead = {{"k", "late", kNow + 2 * kHour}};
+  auto magic1 = test::decoded_produce(2, 1, {{"orders", 0, test::legacy_set(1, CompressionCodec::kGzip, ahead)}});
+  auto converted = convert_produce_request(magic1.request, 2, magic1.frame, timestamp_limits(kHour, -1));
+  EXPECT_EQ(converted.partitions[0].error, ErrorCode::kInvalidTimestamp);
+  // Magic 0 carries no timestamp: the receive time is used (decision 7).
+  auto magic0 = test::decoded_produce(0, 1, {{"orders", 0, test::legacy_set(0, CompressionCodec::kNone, ahead)}});
+  converted = convert_produce_request(magic0.request, 0, magic0.frame, timestamp_limits(kHour, -1));
+  EXPECT_EQ(converted.partitions[0].error, ErrorCode::kNone);
+}
+
+TEST(ProduceConversionLimits, ABeforeLimitRefusesOldTimestampsOnlyWhenSet) {
+  std::vector<test::TestRecord> old = {{"k", "old", kNow - 2 * kHour}};
+  auto decoded = test::decoded_produce(9, -1, {{"orders", 0, test::record_batch(CompressionCodec::kNone, old)}});
+  EXPECT_EQ(convert_produce_request(decoded.request, 9, decoded.frame, timestamp_limits(kHour, -1)).partitions[0].error,
+            ErrorCode::kNone);
+  EXPECT_EQ(
+      convert_produce_request(decoded.request, 9, decoded.frame, timestamp_limits(kHour, kHour)).partitions[0].error,
+      ErrorCode::kInvalidTimestamp);
+  EXPECT_EQ(convert_produce_request(decoded.request, 9, decoded.frame, timestamp_limits(-1, -1)).partitions[0].error,
+            ErrorCode::kNone);
+}
+
+TEST(ProduceConversionLimits, ARecordThatCannotFitAnUpstreamBatchIsMessageTooLarge) {
+  ProduceConversionOptions o;
+  o.max_record_batch_bytes = 64 * 1024;
+  std::vector<test::TestRecord> big = {{"k", "small", 1}, {"k", std::string(70 * 1024, 'x'), 1}};
+  std::vector<test::TestRecord> fits = {{"k", std::string(60 * 1024, 'y'), 1}, {"k", std::string(60 * 1024, 'z'), 1}};
+  // Compressed on the wire (a few hundred bytes) and still too large once
+  // it is a record of an upstream batch.
+  auto decoded = test::decoded_produce(7, 1,
+                                       {{"orders", 0, test::record_batch(CompressionCodec::kGzip, big)},
+                                        {"orders", 1, test::record_batch(CompressionCodec::kNone, fits)}});
+  auto converted = convert_produce_request(decoded.request, 7, decoded.frame, o);
+  EXPECT_EQ(converted.partitions[0].error, ErrorCode::kMessageTooLarge);
+  EXPECT_NE(converted.partitions[0].error_message.find("record 1"), std::string::npos);
+  EXPECT_EQ(converted.partitions[1].error, ErrorCode::kNone) << "each record fits alone: the pipeline splits the run";
+
+  auto legacy = test::decoded_produce(1, 1, {{"orders", 0, test::legacy_set(0, CompressionCodec::kSnappy, big)}});
+  EXPECT_EQ(convert_produce_request(legacy.request, 1, legacy.frame, o).partitions[0].error,
+            ErrorCode::kMessageTooLarge);
+}
+
+}  // namespace
+}  // namespace pp

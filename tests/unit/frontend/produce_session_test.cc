@@ -2,6 +2,8 @@
 // sink completes in, acks=0, per-partition errors, legacy clients' formats.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "frontend_test_support.h"
 #include "produce_test_support.h"
 
@@ -104,6 +106,39 @@ TEST_F(ProduceSessionTest, ACorruptPartitionGetsCorruptMessageAndTheOthersProcee
   EXPECT_EQ(response.responses[0].partition_responses[0].base_offset, -1);
   EXPECT_EQ(response.responses[0].partition_responses[1].error_code, ErrorCode::kNone);
   EXPECT_EQ(response.responses[0].partition_responses[1].base_offset, 77);
+}
+
+// Issue 14: refused at the front end, for that partition alone, before any
+// upstream batch: a CreateTime over Kafka 4.x's default
+// message.timestamp.after.max.ms (1 h) ahead, and a record no upstream
+// request of the pipeline can carry (16 MiB), however small it is compressed.
+TEST_F(ProduceSessionTest, TimestampsTooFarAheadAndRecordsTooLargeForUpstreamAreRefusedPerPartition) {
+  start();
+  auto client = connect();
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  const std::vector<test::TestRecord> ahead = {{"k", "v", now}, {"k", "later", now + 2 * 3'600'000}};
+  const std::vector<test::TestRecord> huge = {{"k", std::string(17 * 1048576, 'x'), now}};
+  const std::vector<test::TestRecord> fine = {{"k", "v", now + 60'000}};
+  ASSERT_TRUE(
+      client->write_raw(test::produce_frame(9, 5, -1,
+                                            {{"orders", 0, test::record_batch(CompressionCodec::kNone, ahead)},
+                                             {"orders", 1, test::record_batch(CompressionCodec::kGzip, huge)},
+                                             {"orders", 2, test::record_batch(CompressionCodec::kNone, fine)}})));
+  ASSERT_TRUE(wait_for_submissions(1));
+  test::run_for(&loop_, 20);
+  ASSERT_EQ(sink_.submissions.size(), 1u) << "only the good partition goes upstream";
+  EXPECT_EQ(sink_.submissions[0].partition, 2);
+  sink_.complete(0, 55);
+  auto response = read_produce(*client, 9, 5);
+  ASSERT_EQ(response.responses[0].partition_responses.size(), 3u);
+  const auto& parts = response.responses[0].partition_responses;
+  EXPECT_EQ(parts[0].error_code, ErrorCode::kInvalidTimestamp);
+  EXPECT_TRUE(parts[0].error_message.has_value());
+  EXPECT_EQ(parts[1].error_code, ErrorCode::kMessageTooLarge);
+  EXPECT_EQ(parts[2].error_code, ErrorCode::kNone);
+  EXPECT_EQ(parts[2].base_offset, 55);
 }
 
 TEST_F(ProduceSessionTest, UpstreamErrorsAndOffsetsArePassedBackPerPartition) {

@@ -80,6 +80,7 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"retries_total", T::Counter, {"error"}},
       {"duplicate_sequence_total", T::Counter, {}},
       {"producer_epoch_bumps_total", T::Counter, {"reason"}},
+      {"ambiguous_renumbered_total", T::Counter, {"reason"}},
       {"producer_identity_changes_total", T::Counter, {"state"}},
       {"leader_changes_total", T::Counter, {}},
       {"upstream_requests_total", T::Counter, {"broker"}},

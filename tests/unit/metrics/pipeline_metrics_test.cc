@@ -92,6 +92,16 @@ TEST_F(PipelineMetricsTest, CountersOfEvents) {
   EXPECT_EQ(value_of(r(), n("records_delivered_total")), 1024);
 }
 
+TEST_F(PipelineMetricsTest, AmbiguousRenumberedByReasonFromZero) {
+  EXPECT_EQ(value_of(r(), n("ambiguous_renumbered_total"), {{"reason", "epoch_bump"}}), 0);
+  EXPECT_EQ(value_of(r(), n("ambiguous_renumbered_total"), {{"reason", "record_errors"}}), 0);
+  o_.on_ambiguous_renumbered("epoch_bump", 3);
+  o_.on_ambiguous_renumbered("record_errors", 1);
+  o_.on_ambiguous_renumbered("epoch_bump", 2);
+  EXPECT_EQ(value_of(r(), n("ambiguous_renumbered_total"), {{"reason", "epoch_bump"}}), 5);
+  EXPECT_EQ(value_of(r(), n("ambiguous_renumbered_total"), {{"reason", "record_errors"}}), 1);
+}
+
 TEST_F(PipelineMetricsTest, IdentityChangesByStateEntered) {
   o_.on_identity_state("INITIALIZING");
   o_.on_identity_state("READY");

@@ -22,7 +22,7 @@ class PipelineFixture : public ::testing::Test {
   }
 
   void start(std::int64_t producer_id = 1000, std::int16_t epoch = 0) {
-    producer = std::make_unique<IdempotentProducer>(config, upstream, clock);
+    producer = std::make_unique<IdempotentProducer>(config, upstream, clock, observer);
     producer->poll();
     ASSERT_EQ(upstream.init_requests.size(), 1u);
     upstream.grant_producer_id(producer_id, epoch);
@@ -63,6 +63,7 @@ class PipelineFixture : public ::testing::Test {
   ManualClock clock;
   ScriptedUpstream upstream;
   PipelineConfig config;
+  PipelineObserver* observer = nullptr;  // set before start()
   std::unique_ptr<IdempotentProducer> producer;
   std::vector<std::optional<RunResult>> results;
 };

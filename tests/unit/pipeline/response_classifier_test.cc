@@ -91,6 +91,14 @@ std::vector<Row> table() {
        "TOPIC_AUTHORIZATION_FAILED"},
       {"record list too large fails and bumps", E::kRecordListTooLarge, facts(kPlain), O::kFail,
        "RECORD_LIST_TOO_LARGE"},
+      {"invalid record with record errors isolates the listed runs", E::kInvalidRecord,
+       facts([](BatchFacts& f) { f.record_errors_listed = true; }), O::kIsolate, "record_errors"},
+      {"invalid timestamp with record errors isolates the listed runs", E::kInvalidTimestamp,
+       facts([](BatchFacts& f) { f.record_errors_listed = true; }), O::kIsolate, "record_errors"},
+      {"policy violation concerns the batch even with record errors", E::kPolicyViolation,
+       facts([](BatchFacts& f) { f.record_errors_listed = true; }), O::kFail, "POLICY_VIOLATION"},
+      {"record list too large concerns the batch even with record errors", E::kRecordListTooLarge,
+       facts([](BatchFacts& f) { f.record_errors_listed = true; }), O::kFail, "RECORD_LIST_TOO_LARGE"},
       {"another retriable error retries", E::kNotController, facts(kPlain), O::kRetry, ""},
   };
 }

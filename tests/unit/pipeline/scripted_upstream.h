@@ -34,6 +34,8 @@ struct PartitionAnswer {
   std::int32_t window = 5;  // written as the v14 tag
   LeaderIdAndEpoch current_leader;
   std::int64_t log_start_offset = 0;
+  std::vector<BatchIndexAndErrorMessage> record_errors;  // v8+ (KIP-467)
+  std::optional<std::string> error_message;
 };
 
 class ScriptedUpstream final : public UpstreamPort {
@@ -163,6 +165,8 @@ class ScriptedUpstream final : public UpstreamPort {
       pr.log_start_offset = a.log_start_offset;
       pr.producer_state_batches_to_retain = s.version >= 14 ? a.window : 5;
       pr.current_leader = a.current_leader;
+      pr.record_errors = a.record_errors;
+      pr.error_message = a.error_message;
       it->partition_responses.push_back(pr);
     }
     s.done(resp);
