@@ -27,12 +27,17 @@ on the PLAINTEXT listener. Cases:
    lands; rotated back, delivery resumes, exactly once.
 4. A token file that disappears: the last token keeps re-authenticating
    until it expires; then a clear sasl_token failure.
+5. A token command that takes 2 s (run again after SIGHUP, at the next
+   re-authentication): ApiVersions round trips to the proxy go on meanwhile,
+   none stalled over 100 ms, and the re-authentication then succeeds with
+   the command's token.
 
 Every check asserts; every loop is bounded in count and time; every process
 started here is stopped here. All servers listen on 127.0.0.1.
 """
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -47,7 +52,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
-from kafka_cluster import KafkaCluster, unsecured_jwt  # noqa: E402
+from kafka_cluster import KafkaCluster, api_versions, unsecured_jwt  # noqa: E402
 from daemon_support import Proxy, free_port, http_request  # noqa: E402
 from upstream_faults_test import scrape_all, total  # noqa: E402
 
@@ -61,6 +66,16 @@ SASL = {
     "plain_users": {"proxy": PLAIN_PASSWORD},
     "scram_users": [("SCRAM-SHA-256", "proxy", SCRAM_PASSWORD), ("SCRAM-SHA-512", "proxy", SCRAM_PASSWORD)],
 }
+
+
+def json_string(text):
+    """A TOML basic string (JSON's escaping is a subset TOML accepts)."""
+    return json.dumps(text)
+
+
+def count_lines(path, word):
+    with open(path) as f:
+        return sum(1 for line in f if line.strip() == word)
 
 
 def say(fmt, *args):
@@ -314,6 +329,52 @@ class SaslTest(unittest.TestCase):
             return scrape_all(port)
         except (OSError, AssertionError):
             return {}
+
+    def test_slow_token_command_does_not_stall_the_loop(self):
+        topic = "sasl-oauth-slow-command"
+        self.kafka.create_topic(topic, partitions=PARTITIONS)
+        token_path = self.secret_file("token-for-slow-command", unsecured_jwt("proxy", time.time() + 3600))
+        runs = self.secret_file("slow-command-runs", "")
+        # Each run logs "start" and "done"; every run after the first sleeps 2 s.
+        script = ('if [ -s "$1" ]; then echo start >> "$1"; sleep 2; else echo start >> "$1"; fi; '
+                  'echo done >> "$1"; cat "$2"')
+        proxy, client, metrics = self.start_proxy(
+            'mechanism = "OAUTHBEARER"\ntoken_command = ["/bin/sh", "-c", %s, "token-helper", "%s", "%s"]'
+            % (json_string(script), runs, token_path))
+        sent, acked, failed, unflushed = produce(client, topic, 50, tag=b"before")
+        self.assertEqual((len(acked), failed, unflushed), (sent, [], 0))
+        reauths_before = total(scrape_all(metrics), "upstream_reauthentications_total")
+        started_before = count_lines(runs, "start")
+        proxy.proc.send_signal(signal.SIGHUP)  # the next authentication runs the command again
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and count_lines(runs, "start") == started_before:
+            time.sleep(0.01)
+        self.assertGreater(count_lines(runs, "start"), started_before, proxy.text()[-3000:])
+        done_before = count_lines(runs, "done")
+        # While the 2 s command runs: ApiVersions round trips to the proxy, each on a new connection.
+        longest, trips = 0.0, 0
+        while time.monotonic() < deadline and count_lines(runs, "done") == done_before:
+            t0 = time.monotonic()
+            versions = api_versions("127.0.0.1", client, timeout=5)
+            longest = max(longest, time.monotonic() - t0)
+            trips += 1
+            self.assertIn(0, versions)  # Produce is offered
+            time.sleep(0.02)
+        say("  during the 2 s token command: %d ApiVersions round trips, the longest %.1f ms", trips, longest * 1000)
+        self.assertGreater(count_lines(runs, "done"), done_before)
+        self.assertGreaterEqual(trips, 20)
+        self.assertLess(longest, 0.100, "the loop stalled while the token command ran")
+        # The token the command gave is what the re-authentication used.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and total(self.try_scrape(metrics),
+                                                    "upstream_reauthentications_total") <= reauths_before:
+            time.sleep(0.2)
+        m = scrape_all(metrics)
+        self.assertGreater(total(m, "upstream_reauthentications_total"), reauths_before, proxy.text()[-3000:])
+        self.assertEqual(total(m, "upstream_auth_failures_total"), 0, proxy.text()[-3000:])
+        sent, acked, failed, unflushed = produce(client, topic, 50, tag=b"after")
+        self.assertEqual((len(acked), failed, unflushed), (sent, [], 0))
+        self.assertEqual(proxy.stop(60), 0)
 
     def test_token_file_that_disappears(self):
         topic = "sasl-token-gone"
