@@ -6,6 +6,8 @@ time), then the median of those ratios.
 """
 import statistics
 
+import bench_tls_tables
+
 
 def med(values):
     values = [v for v in values if v is not None]
@@ -343,9 +345,10 @@ TITLES = {1: "overhead (1 KiB records, 16 partitions, acks=all)",
           5: "memory (RSS of the proxy process)",
           6: "CPU seconds per GB moved",
           7: "overhead against real Apache Kafka 4.4.0 (1 broker, 1 KiB records, 16 partitions, acks=all)",
-          8: "one synchronous client (one 1 KiB record per request, wait for the answer), paired with direct"}
+          8: "one synchronous client (one 1 KiB record per request, wait for the answer), paired with direct",
+          9: bench_tls_tables.TITLE}
 BUILDERS = {1: workload1, 2: workload2, 3: workload3, 4: workload4, 5: workload5, 6: workload6, 7: workload7,
-            8: workload8}
+            8: workload8, 9: bench_tls_tables.workload9}
 
 
 def all_sections(rows):
@@ -363,6 +366,9 @@ def headlines(rows):
         m, _ = w7_ratio(rows, case, base)
         if m is not None:
             out.append(f"w7 (Kafka 4.4.0) {case}/{'librdkafka' if base == 'direct' else base} direct records/s: {m:.2f}")
+    m, _ = bench_tls_tables.ratio(rows, "proxy_legacy_tls", "direct_tls")
+    if m is not None:
+        out.append(f"w9 (Kafka 4.4.0, TLS) proxy_legacy_tls/direct_tls records/s: {m:.2f}")
     for body in (workload2(rows), workload3(rows), workload4(rows), workload8(rows)):
         out += [line.strip() for line in body if "goal" in line or "Ratio" in line or "/ librdkafka" in line]
     return out
