@@ -45,8 +45,8 @@ sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
 from kafka_cluster import KafkaCluster, SslListener, unsecured_jwt  # noqa: E402
 from test_pki import TestPki  # noqa: E402
-from daemon_support import Proxy, free_port, http_request  # noqa: E402
-from upstream_faults_test import scrape_all, total  # noqa: E402
+from daemon_support import http_request  # noqa: E402
+from proxy_under_test import scrape_all, start_proxy, total, wait_metric  # noqa: E402
 from sasl_test import PARTITIONS, produce, say  # noqa: E402
 
 ARGS = None
@@ -115,15 +115,8 @@ class SaslSslTest(unittest.TestCase):
         return lines
 
     def start_proxy(self, bootstrap, tls_lines, sasl_lines, wait_ready=True):
-        client, metrics = free_port(), free_port()
-        env = {} if "ASAN_OPTIONS" in os.environ else {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1"}
-        proxy = Proxy(ARGS.proxy, proxy_config(bootstrap, client, metrics, tls_lines, sasl_lines), env=env)
-        self.addCleanup(proxy.dir.cleanup)
-        self.addCleanup(proxy.log.close)
-        self.addCleanup(proxy.stop, 30)
-        if wait_ready:
-            self.assertTrue(proxy.wait_ready(90), "the proxy did not get ready:\n" + proxy.text()[-4000:])
-        return proxy, client, metrics
+        return start_proxy(self, ARGS.proxy, lambda client, metrics: proxy_config(
+            bootstrap, client, metrics, tls_lines, sasl_lines), wait_ready=wait_ready)
 
     def run_exactly_once(self, topic, sasl_lines, mutual=False, count=500):
         self.kafka.create_topic(topic, partitions=PARTITIONS)
@@ -181,23 +174,11 @@ class SaslSslTest(unittest.TestCase):
         proxy, _, metrics = self.start_proxy(
             bootstrap, self.tls_lines(), 'mechanism = "SCRAM-SHA-512"\nusername = "proxy"\npassword_file = "%s"' % path,
             wait_ready=False)
-        m = self.wait_auth_failures(proxy, metrics)
+        m = wait_metric(self, proxy, metrics, "upstream_auth_failures_total", 1)
         self.assertGreaterEqual(total(m, "upstream_auth_failures_total", broker=bootstrap, reason="tls_handshake"), 1,
                                 proxy.text()[-3000:])
         self.assertEqual(total(m, "upstream_auth_failures_total", reason="sasl_authentication"), 0)
         self.assertEqual(http_request(metrics, "/readyz")[0], 503)
-
-    def wait_auth_failures(self, proxy, metrics, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and proxy.alive():
-            try:
-                m = scrape_all(metrics)
-                if total(m, "upstream_auth_failures_total") >= 1:
-                    return m
-            except (OSError, AssertionError):  # the metrics listener is not up yet
-                pass
-            time.sleep(0.3)
-        self.fail("no auth failure counted in %d s:\n%s" % (timeout, proxy.text()[-3000:]))
 
     def test_wrong_password_over_tls(self):
         wrong = "wrong-TlsSecret-1618"
@@ -206,7 +187,7 @@ class SaslSslTest(unittest.TestCase):
         proxy, _, metrics = self.start_proxy(
             bootstrap, self.tls_lines(), 'mechanism = "SCRAM-SHA-512"\nusername = "proxy"\npassword_file = "%s"' % path,
             wait_ready=False)
-        m = self.wait_auth_failures(proxy, metrics)
+        m = wait_metric(self, proxy, metrics, "upstream_auth_failures_total", 1)
         log = proxy.text()
         self.assertGreaterEqual(total(m, "upstream_auth_failures_total", reason="sasl_authentication"), 1, log[-3000:])
         self.assertEqual(total(m, "upstream_auth_failures_total"),

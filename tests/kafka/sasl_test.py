@@ -53,8 +53,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
 from kafka_cluster import KafkaCluster, api_versions, unsecured_jwt  # noqa: E402
-from daemon_support import Proxy, free_port, http_request  # noqa: E402
-from upstream_faults_test import scrape_all, total  # noqa: E402
+from daemon_support import http_request  # noqa: E402
+from proxy_under_test import scrape_all, start_proxy, total, try_scrape, wait_metric  # noqa: E402
 
 ARGS = None
 PARTITIONS = 3
@@ -161,18 +161,9 @@ class SaslTest(unittest.TestCase):
         return path
 
     def start_proxy(self, sasl_lines, env=None, wait_ready=True, delivery_timeout_ms=60000):
-        client, metrics = free_port(), free_port()
-        env = dict(env or {})
-        if "ASAN_OPTIONS" not in os.environ:
-            env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
-        config = proxy_config(self.kafka.sasl_bootstrap, client, metrics, sasl_lines, delivery_timeout_ms)
-        proxy = Proxy(ARGS.proxy, config, env=env)
-        self.addCleanup(proxy.dir.cleanup)
-        self.addCleanup(proxy.log.close)
-        self.addCleanup(proxy.stop, 30)
-        if wait_ready:
-            self.assertTrue(proxy.wait_ready(90), "the proxy did not get ready:\n" + proxy.text()[-4000:])
-        return proxy, client, metrics
+        return start_proxy(self, ARGS.proxy, lambda client, metrics: proxy_config(
+            self.kafka.sasl_bootstrap, client, metrics, sasl_lines, delivery_timeout_ms), env=env,
+            wait_ready=wait_ready)
 
     def check_exactly_once(self, topic, acked, failed, unflushed, sent):
         records = self.kafka.read_topic(topic, timeout=60)
@@ -257,7 +248,7 @@ class SaslTest(unittest.TestCase):
         sasl_lines = 'mechanism = "SCRAM-SHA-512"\nusername = "proxy"\npassword_file = "%s"' % path
         proxy, client, metrics = self.start_proxy(sasl_lines, wait_ready=False)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_auth_failures_total") < 2:
+        while time.monotonic() < deadline and total(try_scrape(metrics), "upstream_auth_failures_total") < 2:
             time.sleep(0.5)
         m = scrape_all(metrics)
         self.assertGreaterEqual(total(m, "upstream_auth_failures_total", reason="sasl_authentication"), 2,
@@ -295,7 +286,7 @@ class SaslTest(unittest.TestCase):
         proxy.proc.send_signal(signal.SIGHUP)
         # The next KIP-368 re-authentication (within 10 s) uses the re-read, wrong password.
         deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_auth_failures_total") < 1:
+        while time.monotonic() < deadline and total(try_scrape(metrics), "upstream_auth_failures_total") < 1:
             time.sleep(0.5)
         self.assertGreaterEqual(total(scrape_all(metrics), "upstream_auth_failures_total",
                                       reason="sasl_authentication"), 1, proxy.text()[-3000:])
@@ -323,12 +314,6 @@ class SaslTest(unittest.TestCase):
         self.assertEqual(by_tag, {b"first": 30, b"after": 200})
         self.assertNotIn("not-the-password", proxy.text())
         self.assertEqual(proxy.stop(60), 0)
-
-    def try_scrape(self, port):
-        try:
-            return scrape_all(port)
-        except (OSError, AssertionError):
-            return {}
 
     def test_slow_token_command_does_not_stall_the_loop(self):
         topic = "sasl-oauth-slow-command"
@@ -365,12 +350,7 @@ class SaslTest(unittest.TestCase):
         self.assertGreaterEqual(trips, 20)
         self.assertLess(longest, 0.100, "the loop stalled while the token command ran")
         # The token the command gave is what the re-authentication used.
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and total(self.try_scrape(metrics),
-                                                    "upstream_reauthentications_total") <= reauths_before:
-            time.sleep(0.2)
-        m = scrape_all(metrics)
-        self.assertGreater(total(m, "upstream_reauthentications_total"), reauths_before, proxy.text()[-3000:])
+        m = wait_metric(self, proxy, metrics, "upstream_reauthentications_total", reauths_before + 1, timeout=20)
         self.assertEqual(total(m, "upstream_auth_failures_total"), 0, proxy.text()[-3000:])
         sent, acked, failed, unflushed = produce(client, topic, 50, tag=b"after")
         self.assertEqual((len(acked), failed, unflushed), (sent, [], 0))
@@ -389,13 +369,13 @@ class SaslTest(unittest.TestCase):
         # The broker caps each session at 10 s: the next re-authentication
         # runs with the token kept from the file that is gone.
         deadline = gone_at + 30
-        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_reauthentications_total") < 1:
+        while time.monotonic() < deadline and total(try_scrape(metrics), "upstream_reauthentications_total") < 1:
             time.sleep(0.5)
         self.assertGreaterEqual(total(scrape_all(metrics), "upstream_reauthentications_total"), 1,
                                 proxy.text()[-3000:])
         # Past its expiry, the next authentication fails, clearly.
         deadline = time.monotonic() + max(0, expires_at - time.time()) + 40
-        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_auth_failures_total",
+        while time.monotonic() < deadline and total(try_scrape(metrics), "upstream_auth_failures_total",
                                                     reason="sasl_token") < 1:
             time.sleep(0.5)
         self.assertGreaterEqual(total(scrape_all(metrics), "upstream_auth_failures_total", reason="sasl_token"), 1,
