@@ -8,12 +8,14 @@
 # Apache Kafka 4.4.0 broker (tests/kafka), with Kafka's own Java producer as a
 # fourth case; it needs java and mvn (scripts/setup.sh). Workload 8 (issue 17)
 # is one synchronous client, proxy and direct in interleaved pairs. Workload
-# 10 is added latency in paired rounds against the test cluster and Kafka
-# 4.4.0, workload 11 the proxy's own ceiling with 100 B records (issue 17).
+# 9 (issue 15) is workload 7 over TLS: librdkafka direct to Kafka's SSL
+# listener against a legacy client through the proxy whose upstream is TLS.
+# Workload 10 is added latency in paired rounds against the test cluster and
+# Kafka 4.4.0, workload 11 the proxy's own ceiling with 100 B records (issue 17).
 # `--baseline BINARY` adds an older produce-proxy to workloads 3 and 8 as
 # case `before_*`, so before and after are measured in the same run.
 #
-#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 10 11"] [--reps N]
+#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11"] [--reps N]
 #                    [--baseline PATH]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
@@ -27,7 +29,7 @@ python=/usr/bin/python3  # Debian's, whichever python3 comes first on PATH
 report=$root/tests/bench/bench_report.py
 
 args="$*"
-skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7 8 10 11" reps=3 baseline=""
+skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7 8 9 10 11" reps=3 baseline=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) skip_build=1 ;;
@@ -629,6 +631,47 @@ workload11() {  # records/s per proxy CPU-second, 100 B records
     done
   done
   stop_proxy; stop_cluster
+# ---- workload 9: TLS upstream against real Apache Kafka 4.4.0 (issue 15) ----
+
+# workload 7's broker with an SSL listener as well (certificates made per
+# start by tests/kafka/test_pki.py); the PLAINTEXT listener stays for topic
+# creation. Per repetition, order rotated: librdkafka idempotent over TLS,
+# a legacy client (Produce v1) through the proxy with [upstream.tls], and
+# librdkafka idempotent over plaintext, which prices TLS itself. Client to
+# proxy is plaintext on loopback: the proxy has no TLS listener.
+workload9() {
+  local rep cases c n ssl_bootstrap ca plain_bootstrap
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+    log "w9: skipped, java and mvn are needed (scripts/setup.sh)"; return 0
+  fi
+  for rep in $(seq "$reps"); do
+    cases=(direct_tls proxy_legacy_tls direct_plain)
+    n=$(( (rep - 1) % 3 ))
+    cases=("${cases[@]:$n}" "${cases[@]:0:$n}")
+    log "w9 rep $rep: ${cases[*]}"
+    start_kafka --topic w9:16 --ssl "$work/w9-pki.$rep" || return 0
+    ssl_bootstrap=$(sed -n 's/^ssl_bootstrap=//p' "$work/kafka.out" | head -1)
+    ca=$(sed -n 's/^ca_file=//p' "$work/kafka.out" | head -1)
+    plain_bootstrap=$bootstrap bootstrap=$ssl_bootstrap
+    start_proxy --set upstream.tls.enabled=true --set "upstream.tls.ca_file=\"$ca\""
+    # Not recorded: the broker JVM compiles its produce and TLS paths during
+    # the first seconds of load, which would handicap whichever case ran first.
+    rdk --bootstrap "$plain_bootstrap" --topic w9 --acks all --count 100000 --duration-s 3 > /dev/null 2>&1 || true
+    rdk --bootstrap "$ssl_bootstrap" --topic w9 --acks all --count 100000 --duration-s 3 \
+      --rdkafka "security.protocol=ssl,ssl.ca.location=$ca" > /dev/null 2>&1 || true
+    for c in "${cases[@]}"; do
+      case $c in
+        direct_tls) w7_case run workload=9 case=direct_tls rep="$rep" -- \
+          rdk --bootstrap "$ssl_bootstrap" --topic w9 --acks all --idempotence 1 --count $w7_count \
+            --rdkafka "security.protocol=ssl,ssl.ca.location=$ca" ;;
+        proxy_legacy_tls) w7_case proxy_run workload=9 case=proxy_legacy_tls rep="$rep" -- \
+          rdk --bootstrap "$proxy_addr" --topic w9 --acks all --legacy 1 --count $w7_count ;;
+        direct_plain) w7_case run workload=9 case=direct_plain rep="$rep" -- \
+          rdk --bootstrap "$plain_bootstrap" --topic w9 --acks all --idempotence 1 --count $w7_count ;;
+      esac
+    done
+    stop_proxy; stop_cluster
+  done
 }
 
 # ---- run -------------------------------------------------------------------
@@ -642,6 +685,6 @@ elapsed=$(( $(date +%s) - t0 ))
   --started "$started" --elapsed "$elapsed" --load-start "$load_start" --load-end "$(uptime)" \
   --command "scripts/bench.sh${args:+ $args}" --commit "$(git -C "$root" rev-parse --short HEAD)" \
   --settings "record_bytes=$record_bytes secs=$secs w2_secs=$w2_secs count=$count reps=$reps w2_batch=$w2_batch w3_reps=$w3_reps w3_secs=$w3_secs w8_pairs=$w8_pairs${baseline:+ baseline=$baseline}$(
-    case " $only " in *" 7 "*) echo " w7_count=$w7_count w7_java_count=$w7_java_count w7_broker_heap=$w7_heap" ;; esac)$(
+    case " $only " in *" 7 "*|*" 9 "*) echo " w7_count=$w7_count w7_java_count=$w7_java_count w7_broker_heap=$w7_heap" ;; esac)$(
     case " $only " in *" 10 "*|*" 11 "*) echo " w10_pairs=$w10_pairs w10_secs=$w10_secs w11_clients=$w11_clients w11_reps=$w11_reps" ;; esac)"
 log "done in ${elapsed}s; results in docs/bench/results.json and docs/BENCHMARKS.md"

@@ -30,6 +30,7 @@
 
 #include "proxy/base/backoff.h"
 #include "proxy/base/log_limiter.h"
+#include "proxy/net/child_process.h"
 #include "proxy/net/deferred.h"
 #include "proxy/net/tcp.h"
 #include "proxy/net/timer.h"
@@ -160,6 +161,9 @@ class BrokerConnection {
   void become_ready();
   // broker_connection_sasl.cc
   void begin_authentication(bool reauth);
+  void run_token_command();
+  void on_token_command(std::uint64_t session, std::expected<std::string, std::string> output);
+  void send_sasl_handshake();
   void on_sasl_handshake(std::uint64_t session, std::expected<SaslHandshakeResponse, ErrorCode> result);
   void send_sasl_authenticate(Bytes auth_bytes);
   void on_sasl_authenticate(std::uint64_t session, std::expected<SaslAuthenticateResponse, ErrorCode> result);
@@ -234,6 +238,7 @@ class BrokerConnection {
   bool reauth_due_ = false;
   net::Timer reauth_timer_;
   std::uint64_t reauthentications_ = 0;
+  net::ChildProcess token_command_;  // OAUTHBEARER's token_command, while it runs
 };
 
 std::string_view to_string(BrokerConnection::State state);

@@ -40,13 +40,45 @@ void BrokerConnection::begin_authentication(bool reauth) {
     authentication_failed(kReasonMechanism, "the broker does not offer SaslHandshake v1 and SaslAuthenticate");
     return;
   }
+  if (options_.sasl->token_command_due(unix_now_ms())) {
+    run_token_command();
+    return;
+  }
+  send_sasl_handshake();
+}
+
+// The token helper may take seconds (an OIDC round trip, MSK IAM signing):
+// it runs as a child process watched by the loop, so every other connection
+// and client is served meanwhile; this one waits in kAuthenticating, sending
+// nothing, and goes on when the token arrives.
+void BrokerConnection::run_token_command() {
+  log().debug("{}: running the OAUTHBEARER token_command {}", describe(), options_.sasl->token_command().front());
+  const std::uint64_t session = session_;
+  std::weak_ptr<BrokerConnection*> weak = self_;
+  token_command_.start(loop_, options_.sasl->token_command(), options_.sasl->token_command_timeout_ms(),
+                       sasl::kMaxTokenCommandOutput, [weak, session](std::expected<std::string, std::string> output) {
+                         if (auto owner = weak.lock()) (*owner)->on_token_command(session, std::move(output));
+                       });
+}
+
+void BrokerConnection::on_token_command(std::uint64_t session, std::expected<std::string, std::string> output) {
+  if (session != session_ || state_ != State::kAuthenticating) return;
+  auto ready = options_.sasl->token_command_finished(std::move(output), unix_now_ms());
+  if (!ready) {
+    authentication_failed(kReasonToken, ready.error().reason);
+    return;
+  }
+  send_sasl_handshake();
+}
+
+void BrokerConnection::send_sasl_handshake() {
   auto mechanism = options_.sasl->begin(unix_now_ms());
   if (!mechanism) {
     authentication_failed(kReasonToken, mechanism.error().reason);
     return;
   }
   mechanism_ = std::move(*mechanism);
-  log().debug("{}: {}SaslHandshake v1 ({})", describe(), reauth ? "re-authenticating: " : "", mechanism_->name());
+  log().debug("{}: {}SaslHandshake v1 ({})", describe(), reauth_ ? "re-authenticating: " : "", mechanism_->name());
   SaslHandshakeRequest request;
   request.mechanism = std::string(mechanism_->name());
   RequestHeader header{ApiKey::kSaslHandshake, 1, next_correlation_id_, options_.client_id, {}};
@@ -156,6 +188,7 @@ void BrokerConnection::schedule_reauthentication(std::int64_t session_lifetime_m
 
 // A closed session ends any exchange and any planned re-authentication.
 void BrokerConnection::reset_authentication() {
+  token_command_.stop();
   mechanism_.reset();
   reauth_ = false;
   reauth_due_ = false;

@@ -6,7 +6,10 @@
                      prints the libs dir last
   cluster ...        a 1-node KRaft cluster (tests/kafka/kafka_cluster.py)
                      with the topics asked for; prints bootstrap= and
-                     broker_pid= lines, runs until stdin closes (or SIGTERM)
+                     broker_pid= lines, runs until stdin closes (or SIGTERM).
+                     --ssl DIR adds an SSL listener (workload 9, issue 15)
+                     with certificates made in DIR (tests/kafka/test_pki.py)
+                     and prints ssl_bootstrap= and ca_file= too
   java-perf ...      runs org.apache.kafka.tools.ProducerPerformance, bounded
                      by a record count AND a duration, and prints one JSON
                      line with the same keys as bench_rdkafka_producer
@@ -72,7 +75,8 @@ def cmd_java_libs(_args):
 
 def cmd_cluster(args):
     sys.path.insert(0, os.path.join(ROOT, "tests", "kafka"))
-    from kafka_cluster import KafkaCluster, KafkaHarnessError, kafka_version  # noqa: E402
+    from kafka_cluster import KafkaCluster, KafkaHarnessError, SslListener, kafka_version  # noqa: E402
+    from test_pki import TestPki  # noqa: E402
 
     cfg = {}
     for kv in args.set:
@@ -80,7 +84,14 @@ def cmd_cluster(args):
         cfg[k] = v
     # SIGTERM (bench.sh's cleanup) becomes SystemExit, so the broker stops.
     signal.signal(signal.SIGTERM, lambda s, f: sys.exit(128 + s))
-    cluster = KafkaCluster(nodes=1, broker_config=cfg, heap=args.heap, start_timeout=90)
+    ssl_listeners, pki = {}, None
+    if args.ssl:
+        # The broker's certificate names 127.0.0.1, so both the proxy and
+        # librdkafka verify it (host name included) against the test CA.
+        pki = TestPki(args.ssl)
+        broker = pki.leaf("broker", "localhost", "DNS:localhost,IP:127.0.0.1")
+        ssl_listeners["SSL"] = SslListener(broker.keystore)
+    cluster = KafkaCluster(nodes=1, broker_config=cfg, heap=args.heap, start_timeout=90, ssl_listeners=ssl_listeners)
     try:
         cluster.start()
         for spec in args.topic:
@@ -90,6 +101,9 @@ def cmd_cluster(args):
         print("kafka_version=%s" % kafka_version())
         print("startup_s=%.1f" % cluster.startup_seconds)
         print("broker_pid=%d" % node.proc.pid)
+        if pki:
+            print("ca_file=%s" % pki.ca_file)
+            print("ssl_bootstrap=%s" % cluster.ssl_bootstrap("SSL"))
         print("bootstrap=%s" % cluster.bootstrap, flush=True)
         while sys.stdin.readline():
             pass
@@ -210,6 +224,7 @@ def main():
     c.add_argument("--topic", action="append", default=[], help="NAME:PARTITIONS (repeatable)")
     c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="broker config")
     c.add_argument("--heap", default="1g")
+    c.add_argument("--ssl", metavar="DIR", help="add an SSL listener, certificates made in DIR")
     j = sub.add_parser("java-perf")
     j.add_argument("--libs", required=True)
     j.add_argument("--bootstrap", required=True)

@@ -7,6 +7,7 @@ time), then the median of those ratios.
 import statistics
 
 import bench_issue17
+import bench_tls_tables
 
 
 def med(values):
@@ -346,10 +347,11 @@ TITLES = {1: "overhead (1 KiB records, 16 partitions, acks=all)",
           6: "CPU seconds per GB moved",
           7: "overhead against real Apache Kafka 4.4.0 (1 broker, 1 KiB records, 16 partitions, acks=all)",
           8: "one synchronous client (one 1 KiB record per request, wait for the answer), paired with direct",
+          9: bench_tls_tables.TITLE,
           10: "added latency in paired rounds (open loop at 10 % and 50 % of the direct producer's capacity)",
           11: "throughput ceiling (100 B records, lz4 off): records/s per proxy CPU-second"}
 BUILDERS = {1: workload1, 2: workload2, 3: workload3, 4: workload4, 5: workload5, 6: workload6, 7: workload7,
-            8: workload8, 10: bench_issue17.workload10, 11: bench_issue17.workload11}
+            8: workload8, 9: bench_tls_tables.workload9, 10: bench_issue17.workload10, 11: bench_issue17.workload11}
 
 
 def all_sections(rows):
@@ -367,6 +369,9 @@ def headlines(rows):
         m, _ = w7_ratio(rows, case, base)
         if m is not None:
             out.append(f"w7 (Kafka 4.4.0) {case}/{'librdkafka' if base == 'direct' else base} direct records/s: {m:.2f}")
+    m, _ = bench_tls_tables.ratio(rows, "proxy_legacy_tls", "direct_tls")
+    if m is not None:
+        out.append(f"w9 (Kafka 4.4.0, TLS) proxy_legacy_tls/direct_tls records/s: {m:.2f}")
     for body in (workload2(rows), workload3(rows), workload4(rows), workload8(rows)):
         out += [line.strip() for line in body if "goal" in line or "Ratio" in line or "/ librdkafka" in line]
     return out + bench_issue17.headlines(rows)

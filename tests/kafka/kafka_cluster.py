@@ -445,23 +445,27 @@ class SslListener:
     PLAINTEXT). PEM files: `keystore` holds the broker's private key (unencrypted
     PKCS#8) and certificate chain (Kafka's ssl.keystore.type=PEM), `truststore`
     the CA certificates client certificates must chain to. client_auth:
-    none | requested | required (ssl.client.auth)."""
+    none | requested | required (ssl.client.auth). sasl=True makes it a
+    SASL_SSL listener offering the cluster's `sasl` mechanisms and users
+    (KafkaCluster(sasl=...) is then required)."""
     keystore: str
     truststore: str = ""
     client_auth: str = "none"
+    sasl: bool = False
 
 
 SASL_LISTENER = "SASL_PLAINTEXT"
 
 
-def sasl_listener_config(sasl, port):
-    """server.properties lines for the SASL_PLAINTEXT listener. `sasl` is
+def sasl_listener_config(sasl, listener=None):
+    """server.properties lines for a SASL listener (SASL_PLAINTEXT unless
+    `listener` names a SASL_SSL one). `sasl` is
     {"mechanisms": [...], "plain_users": {name: password}, "scram_users":
     [(mechanism, name, password)]}: PLAIN users live in the listener's JAAS
     line (user_<name>="..."), SCRAM users are created at format time
     (scram_format_args), and OAUTHBEARER uses Kafka's default server callback,
     the unsecured validator (unsecured JWS tokens, alg none, with sub and exp)."""
-    prefix = "listener.name.%s." % SASL_LISTENER.lower()
+    prefix = "listener.name.%s." % (listener or SASL_LISTENER).lower()
     mechanisms = list(sasl.get("mechanisms", []))
     cfg = {prefix + "sasl.enabled.mechanisms": ",".join(mechanisms)}
     if "PLAIN" in mechanisms:
@@ -547,8 +551,10 @@ class KafkaCluster:
         # port per node; ssl_bootstrap(name) lists them.
         self.ssl_listeners = dict(ssl_listeners or {})
         for name in self.ssl_listeners:
-            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or name in ("PLAINTEXT", "CONTROLLER"):
+            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or name in ("PLAINTEXT", "CONTROLLER", SASL_LISTENER):
                 raise ValueError("bad SSL listener name %r" % name)
+            if self.ssl_listeners[name].sasl and not sasl:
+                raise ValueError("SASL_SSL listener %r needs sasl=..." % name)
         self.nodes_count = nodes
         self.broker_config = dict(broker_config or {})
         self.heap = heap or BROKER_HEAP
@@ -630,7 +636,7 @@ class KafkaCluster:
         })
         self._add_ssl_listeners(node, cfg)
         if self.sasl:
-            cfg.update(sasl_listener_config(self.sasl, node.sasl_port))
+            cfg.update(sasl_listener_config(self.sasl))
             cfg["listeners"] += ",%s://%s:%d" % (SASL_LISTENER, HOST, node.sasl_port)
             cfg["advertised.listeners"] += ",%s://%s:%d" % (SASL_LISTENER, HOST, node.sasl_port)
             cfg["listener.security.protocol.map"] += ",%s:SASL_PLAINTEXT" % SASL_LISTENER
@@ -642,7 +648,9 @@ class KafkaCluster:
             port = node.ssl_ports[name]
             cfg["listeners"] += ",%s://%s:%d" % (name, HOST, port)
             cfg["advertised.listeners"] += ",%s://%s:%d" % (name, HOST, port)
-            cfg["listener.security.protocol.map"] += ",%s:SSL" % name
+            cfg["listener.security.protocol.map"] += ",%s:%s" % (name, "SASL_SSL" if listener.sasl else "SSL")
+            if listener.sasl:
+                cfg.update(sasl_listener_config(self.sasl, name))
             prefix = "listener.name.%s." % name.lower()
             cfg[prefix + "ssl.keystore.type"] = "PEM"
             cfg[prefix + "ssl.keystore.location"] = listener.keystore

@@ -27,12 +27,17 @@ on the PLAINTEXT listener. Cases:
    lands; rotated back, delivery resumes, exactly once.
 4. A token file that disappears: the last token keeps re-authenticating
    until it expires; then a clear sasl_token failure.
+5. A token command that takes 2 s (run again after SIGHUP, at the next
+   re-authentication): ApiVersions round trips to the proxy go on meanwhile,
+   none stalled over 100 ms, and the re-authentication then succeeds with
+   the command's token.
 
 Every check asserts; every loop is bounded in count and time; every process
 started here is stopped here. All servers listen on 127.0.0.1.
 """
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -47,9 +52,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
-from kafka_cluster import KafkaCluster, unsecured_jwt  # noqa: E402
-from daemon_support import Proxy, free_port, http_request  # noqa: E402
-from upstream_faults_test import scrape_all, total  # noqa: E402
+from kafka_cluster import KafkaCluster, api_versions, unsecured_jwt  # noqa: E402
+from daemon_support import http_request  # noqa: E402
+from proxy_under_test import scrape_all, start_proxy, total, try_scrape, wait_metric  # noqa: E402
 
 ARGS = None
 PARTITIONS = 3
@@ -61,6 +66,16 @@ SASL = {
     "plain_users": {"proxy": PLAIN_PASSWORD},
     "scram_users": [("SCRAM-SHA-256", "proxy", SCRAM_PASSWORD), ("SCRAM-SHA-512", "proxy", SCRAM_PASSWORD)],
 }
+
+
+def json_string(text):
+    """A TOML basic string (JSON's escaping is a subset TOML accepts)."""
+    return json.dumps(text)
+
+
+def count_lines(path, word):
+    with open(path) as f:
+        return sum(1 for line in f if line.strip() == word)
 
 
 def say(fmt, *args):
@@ -146,18 +161,9 @@ class SaslTest(unittest.TestCase):
         return path
 
     def start_proxy(self, sasl_lines, env=None, wait_ready=True, delivery_timeout_ms=60000):
-        client, metrics = free_port(), free_port()
-        env = dict(env or {})
-        if "ASAN_OPTIONS" not in os.environ:
-            env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
-        config = proxy_config(self.kafka.sasl_bootstrap, client, metrics, sasl_lines, delivery_timeout_ms)
-        proxy = Proxy(ARGS.proxy, config, env=env)
-        self.addCleanup(proxy.dir.cleanup)
-        self.addCleanup(proxy.log.close)
-        self.addCleanup(proxy.stop, 30)
-        if wait_ready:
-            self.assertTrue(proxy.wait_ready(90), "the proxy did not get ready:\n" + proxy.text()[-4000:])
-        return proxy, client, metrics
+        return start_proxy(self, ARGS.proxy, lambda client, metrics: proxy_config(
+            self.kafka.sasl_bootstrap, client, metrics, sasl_lines, delivery_timeout_ms), env=env,
+            wait_ready=wait_ready)
 
     def check_exactly_once(self, topic, acked, failed, unflushed, sent):
         records = self.kafka.read_topic(topic, timeout=60)
@@ -242,7 +248,7 @@ class SaslTest(unittest.TestCase):
         sasl_lines = 'mechanism = "SCRAM-SHA-512"\nusername = "proxy"\npassword_file = "%s"' % path
         proxy, client, metrics = self.start_proxy(sasl_lines, wait_ready=False)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_auth_failures_total") < 2:
+        while time.monotonic() < deadline and total(try_scrape(metrics), "upstream_auth_failures_total") < 2:
             time.sleep(0.5)
         m = scrape_all(metrics)
         self.assertGreaterEqual(total(m, "upstream_auth_failures_total", reason="sasl_authentication"), 2,
@@ -280,7 +286,7 @@ class SaslTest(unittest.TestCase):
         proxy.proc.send_signal(signal.SIGHUP)
         # The next KIP-368 re-authentication (within 10 s) uses the re-read, wrong password.
         deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_auth_failures_total") < 1:
+        while time.monotonic() < deadline and total(try_scrape(metrics), "upstream_auth_failures_total") < 1:
             time.sleep(0.5)
         self.assertGreaterEqual(total(scrape_all(metrics), "upstream_auth_failures_total",
                                       reason="sasl_authentication"), 1, proxy.text()[-3000:])
@@ -309,11 +315,46 @@ class SaslTest(unittest.TestCase):
         self.assertNotIn("not-the-password", proxy.text())
         self.assertEqual(proxy.stop(60), 0)
 
-    def try_scrape(self, port):
-        try:
-            return scrape_all(port)
-        except (OSError, AssertionError):
-            return {}
+    def test_slow_token_command_does_not_stall_the_loop(self):
+        topic = "sasl-oauth-slow-command"
+        self.kafka.create_topic(topic, partitions=PARTITIONS)
+        token_path = self.secret_file("token-for-slow-command", unsecured_jwt("proxy", time.time() + 3600))
+        runs = self.secret_file("slow-command-runs", "")
+        # Each run logs "start" and "done"; every run after the first sleeps 2 s.
+        script = ('if [ -s "$1" ]; then echo start >> "$1"; sleep 2; else echo start >> "$1"; fi; '
+                  'echo done >> "$1"; cat "$2"')
+        proxy, client, metrics = self.start_proxy(
+            'mechanism = "OAUTHBEARER"\ntoken_command = ["/bin/sh", "-c", %s, "token-helper", "%s", "%s"]'
+            % (json_string(script), runs, token_path))
+        sent, acked, failed, unflushed = produce(client, topic, 50, tag=b"before")
+        self.assertEqual((len(acked), failed, unflushed), (sent, [], 0))
+        reauths_before = total(scrape_all(metrics), "upstream_reauthentications_total")
+        started_before = count_lines(runs, "start")
+        proxy.proc.send_signal(signal.SIGHUP)  # the next authentication runs the command again
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and count_lines(runs, "start") == started_before:
+            time.sleep(0.01)
+        self.assertGreater(count_lines(runs, "start"), started_before, proxy.text()[-3000:])
+        done_before = count_lines(runs, "done")
+        # While the 2 s command runs: ApiVersions round trips to the proxy, each on a new connection.
+        longest, trips = 0.0, 0
+        while time.monotonic() < deadline and count_lines(runs, "done") == done_before:
+            t0 = time.monotonic()
+            versions = api_versions("127.0.0.1", client, timeout=5)
+            longest = max(longest, time.monotonic() - t0)
+            trips += 1
+            self.assertIn(0, versions)  # Produce is offered
+            time.sleep(0.02)
+        say("  during the 2 s token command: %d ApiVersions round trips, the longest %.1f ms", trips, longest * 1000)
+        self.assertGreater(count_lines(runs, "done"), done_before)
+        self.assertGreaterEqual(trips, 20)
+        self.assertLess(longest, 0.100, "the loop stalled while the token command ran")
+        # The token the command gave is what the re-authentication used.
+        m = wait_metric(self, proxy, metrics, "upstream_reauthentications_total", reauths_before + 1, timeout=20)
+        self.assertEqual(total(m, "upstream_auth_failures_total"), 0, proxy.text()[-3000:])
+        sent, acked, failed, unflushed = produce(client, topic, 50, tag=b"after")
+        self.assertEqual((len(acked), failed, unflushed), (sent, [], 0))
+        self.assertEqual(proxy.stop(60), 0)
 
     def test_token_file_that_disappears(self):
         topic = "sasl-token-gone"
@@ -328,13 +369,13 @@ class SaslTest(unittest.TestCase):
         # The broker caps each session at 10 s: the next re-authentication
         # runs with the token kept from the file that is gone.
         deadline = gone_at + 30
-        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_reauthentications_total") < 1:
+        while time.monotonic() < deadline and total(try_scrape(metrics), "upstream_reauthentications_total") < 1:
             time.sleep(0.5)
         self.assertGreaterEqual(total(scrape_all(metrics), "upstream_reauthentications_total"), 1,
                                 proxy.text()[-3000:])
         # Past its expiry, the next authentication fails, clearly.
         deadline = time.monotonic() + max(0, expires_at - time.time()) + 40
-        while time.monotonic() < deadline and total(self.try_scrape(metrics), "upstream_auth_failures_total",
+        while time.monotonic() < deadline and total(try_scrape(metrics), "upstream_auth_failures_total",
                                                     reason="sasl_token") < 1:
             time.sleep(0.5)
         self.assertGreaterEqual(total(scrape_all(metrics), "upstream_auth_failures_total", reason="sasl_token"), 1,

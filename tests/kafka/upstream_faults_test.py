@@ -45,7 +45,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
 from kafka_cluster import KafkaCluster  # noqa: E402
-from daemon_support import Proxy, free_port, http_request  # noqa: E402
+from daemon_support import Proxy, free_port  # noqa: E402
+import proxy_under_test  # noqa: E402
+from proxy_under_test import by_label, scrape_all, total  # noqa: E402
 
 WIRE_SNIFF = os.path.join(REPO, "tests", "clients", "wire_sniff.py")
 ARGS = None
@@ -162,42 +164,6 @@ def expected_versions(kafka):
 
 # ---------------------------------------------------------------------------
 # Prometheus text, by series
-
-
-SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)\s*$')
-LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_metrics(text):
-    """{name: [(labels dict, value)]}"""
-    out = collections.defaultdict(list)
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = SERIES.match(line)
-        if m:
-            out[m.group(1)].append((dict(LABEL.findall(m.group(2) or "")), float(m.group(3))))
-    return out
-
-
-def scrape_all(port):
-    status, body = http_request(port, "/metrics", timeout=5.0)
-    if status != 200:
-        raise AssertionError("GET /metrics answered %d" % status)
-    return parse_metrics(body)
-
-
-def total(metrics, name, **labels):
-    return sum(v for l, v in metrics.get("produce_proxy_" + name, [])
-               if all(l.get(k) == w for k, w in labels.items()))
-
-
-def by_label(metrics, name, label, **match):
-    out = {}
-    for l, v in metrics.get("produce_proxy_" + name, []):
-        if all(l.get(k) == w for k, w in match.items()):
-            out[l.get(label)] = out.get(l.get(label), 0) + v
-    return out
 
 
 class MetricsPoller(threading.Thread):
@@ -349,16 +315,8 @@ level = "%s"
 
 
 def start_proxy(test, bootstrap, level="info"):
-    client, metrics = free_port(), free_port()
-    env = {}
-    if "ASAN_OPTIONS" not in os.environ:
-        env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
-    proxy = Proxy(ARGS.proxy, proxy_config(bootstrap, client, metrics, level), env=env)
-    test.addCleanup(proxy.dir.cleanup)
-    test.addCleanup(proxy.log.close)
-    test.addCleanup(proxy.stop, 30)
-    test.assertTrue(proxy.wait_ready(60), "the proxy did not get ready:\n" + proxy.text()[-4000:])
-    return proxy, client, metrics
+    return proxy_under_test.start_proxy(test, ARGS.proxy, lambda client, metrics: proxy_config(
+        bootstrap, client, metrics, level), ready_timeout=60)
 
 
 LEADER_LINE = r"%s-(\d+): leader (-?\d+) \(epoch (-?\d+)\) -> (-?\d+) \(epoch (-?\d+)\); window (\d+) -> (\d+)"

@@ -41,12 +41,12 @@ sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
 from kafka_cluster import KafkaCluster, SslListener  # noqa: E402
 from test_pki import TestPki  # noqa: E402
-from daemon_support import Proxy, free_port, http_request, kcat_produce  # noqa: E402
+from daemon_support import http_request, kcat_produce  # noqa: E402
+from proxy_under_test import auth_failures, start_proxy  # noqa: E402
 
 ARGS = None
 RECORDS = 300
 KCAT_LEGACY = ("-X", "api.version.request=false", "-X", "broker.version.fallback=0.9.0.1", "-K", ":")
-AUTH_FAILURES = "produce_proxy_upstream_auth_failures_total"
 
 
 def proxy_config(bootstrap, client_port, metrics_port, tls):
@@ -67,18 +67,6 @@ delivery_timeout_ms = 60000
 [metrics]
 address = "127.0.0.1:%d"
 """ % (client_port, servers, tls_lines, metrics_port)
-
-
-def auth_failures(metrics_port):
-    """{(broker, reason): count} from one scrape."""
-    status, body = http_request(metrics_port, "/metrics")
-    out = {}
-    for line in body.splitlines():
-        m = re.match(AUTH_FAILURES + r'\{(.*)\} (\S+)$', line)
-        if m:
-            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
-            out[(labels["broker"], labels["reason"])] = float(m.group(2))
-    return out
 
 
 class HangUpAfterClientHello(threading.Thread):
@@ -140,11 +128,8 @@ class UpstreamTls(unittest.TestCase):
     # ---- helpers
 
     def start_proxy(self, bootstrap, **tls):
-        client, metrics = free_port(), free_port()
-        env = {} if "ASAN_OPTIONS" in os.environ else {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1"}
-        proxy = Proxy(ARGS.proxy, proxy_config(bootstrap, client, metrics, tls), env=env)
-        self.addCleanup(proxy.dir.cleanup)
-        self.addCleanup(proxy.log.close)
+        proxy, client, metrics = start_proxy(self, ARGS.proxy, lambda client, metrics: proxy_config(
+            bootstrap, client, metrics, tls), wait_ready=False)
         self.addCleanup(self.assert_clean_exit, proxy)
         return proxy, client, metrics
 

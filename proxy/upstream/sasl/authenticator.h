@@ -40,6 +40,15 @@ class Authenticator {
   const std::string& mechanism() const { return config_.mechanism; }
   // A new exchange with the current credentials; now_unix_ms for token expiry.
   std::expected<std::unique_ptr<SaslMechanism>, SaslError> begin(std::int64_t now_unix_ms);
+  // OAUTHBEARER with a token_command: the command must give a token before
+  // begin() can (the connection runs it, see token_source.h).
+  bool token_command_due(std::int64_t now_unix_ms) const { return tokens_ && tokens_->command_due(now_unix_ms); }
+  const std::vector<std::string>& token_command() const { return config_.token_command; }
+  int token_command_timeout_ms() const { return tokens_ ? tokens_->command_timeout_ms() : 0; }
+  std::expected<void, SaslError> token_command_finished(std::expected<std::string, std::string> output,
+                                                        std::int64_t now_unix_ms) {
+    return tokens_->command_finished(std::move(output), now_unix_ms);
+  }
   // SIGHUP: re-read the password; the next token is read or fetched afresh.
   // On an error the previous password stays in use.
   std::expected<void, std::string> reload();

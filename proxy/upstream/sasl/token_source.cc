@@ -88,23 +88,24 @@ std::expected<std::string, SaslError> TokenSource::from_file(std::int64_t now_un
 }
 
 std::expected<std::string, SaslError> TokenSource::from_command(std::int64_t now_unix_ms) {
-  if (!refresh_ && cached_valid(now_unix_ms)) return *cached_;
-  auto out = run_token_command(config_.token_command, config_.command_timeout_ms);
-  if (!out) {
-    if (cached_valid(now_unix_ms)) return *cached_;
-    return std::unexpected(out.error());
+  if (cached_valid(now_unix_ms)) return *cached_;
+  return std::unexpected(
+      SaslError{"OAUTHBEARER: token_command " + config_.token_command.front() + " has not given a token yet"});
+}
+
+std::expected<void, SaslError> TokenSource::command_finished(std::expected<std::string, std::string> output,
+                                                             std::int64_t now_unix_ms) {
+  const std::string who = "OAUTHBEARER: token_command " + config_.token_command.front() + " ";
+  if (!output) {
+    if (!cached_valid(now_unix_ms)) return std::unexpected(SaslError{who + output.error()});
+    refresh_ = false;  // the last good token until it expires; asked again then
+    return {};
   }
-  std::string token = trimmed(*out);
-  if (token.empty()) {
-    return std::unexpected(
-        SaslError{"OAUTHBEARER: token_command " + config_.token_command.front() + " printed no token"});
-  }
+  std::string token = trimmed(*output);
+  if (token.empty()) return std::unexpected(SaslError{who + "printed no token"});
   remember(token, now_unix_ms);
-  if (!cached_valid(now_unix_ms)) {
-    return std::unexpected(
-        SaslError{"OAUTHBEARER: token_command " + config_.token_command.front() + " printed an expired token"});
-  }
-  return token;
+  if (!cached_valid(now_unix_ms)) return std::unexpected(SaslError{who + "printed an expired token"});
+  return {};
 }
 
 }  // namespace pp::upstream::sasl

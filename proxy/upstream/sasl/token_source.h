@@ -5,9 +5,12 @@
 // it was obtained. A file that disappears or turns empty keeps the last good
 // token until that expires; only then does authentication fail.
 //
-// The command runs synchronously, on the loop thread, bounded by
-// command_timeout_ms (then killed): helpers are expected to answer in
-// well under a second, and they run once per token lifetime.
+// The command is not run here: when command_due() says a fresh token is
+// needed, the broker connection runs it off the loop's critical path
+// (net::ChildProcess: uv_spawn, bounded by command_timeout_ms, then killed)
+// and hands its outcome to command_finished(). Other connections and
+// clients are served meanwhile. Pure bookkeeping, so it is unit-tested
+// without processes.
 #pragma once
 
 #include <sys/types.h>
@@ -37,8 +40,22 @@ class TokenSource {
  public:
   explicit TokenSource(TokenSourceConfig config) : config_(std::move(config)) {}
 
-  // A token valid at now_unix_ms (wall clock), from the cache when it still is.
+  // A token valid at now_unix_ms (wall clock), from the cache when it still
+  // is. With a token_command, only the cache: run the command first when
+  // command_due().
   std::expected<std::string, SaslError> token(std::int64_t now_unix_ms);
+  // A token_command source whose cached token is missing, expiring, or
+  // asked to be refreshed (SIGHUP).
+  bool command_due(std::int64_t now_unix_ms) const {
+    return !config_.token_command.empty() && (refresh_ || !cached_valid(now_unix_ms));
+  }
+  const std::vector<std::string>& command() const { return config_.token_command; }
+  int command_timeout_ms() const { return config_.command_timeout_ms; }
+  // The command's stdout, or why it failed (exit status, signal, timeout);
+  // success when a valid token is cached afterwards. A failed run keeps a
+  // still-valid earlier token. Errors name argv[0], never the output.
+  std::expected<void, SaslError> command_finished(std::expected<std::string, std::string> output,
+                                                  std::int64_t now_unix_ms);
   // SIGHUP: the next token() reads the file or runs the command afresh.
   void invalidate() {
     file_mtime_ns_.reset();
@@ -59,8 +76,7 @@ class TokenSource {
   bool refresh_ = false;
 };
 
-// Runs argv without a shell; its stdout (at most 64 KiB) when it exits 0
-// within timeout_ms. Errors name argv[0] and what happened, never the output.
-std::expected<std::string, SaslError> run_token_command(const std::vector<std::string>& argv, int timeout_ms);
+// The most a token_command may print.
+inline constexpr std::size_t kMaxTokenCommandOutput = 64 * 1024;
 
 }  // namespace pp::upstream::sasl

@@ -134,28 +134,39 @@ TEST(TokenSource, ExpiredJwtInFileFails) {
 }
 
 TEST(TokenSource, CommandOutputCachedForItsLifetime) {
-  TempDir dir;
-  const std::string counter = dir.file("count", "");
-  // Appends a line per run, so the test sees how often it ran.
-  TokenSource source(TokenSourceConfig{
-      {}, {"sh", "-c", "echo run >> " + counter + "; echo tok-$(wc -l < " + counter + ")"}, 10000, 5000});
-  EXPECT_EQ(source.token(0).value(), "tok-1");
+  // The command is run by the connection (net::ChildProcess); the source
+  // says when it is due and keeps what it printed.
+  TokenSource source(TokenSourceConfig{{}, {"helper"}, 10000, 5000});
+  EXPECT_TRUE(source.command_due(0));
+  EXPECT_FALSE(source.token(0));  // nothing before the command answered
+  ASSERT_TRUE(source.command_finished(std::string("tok-1\n"), 0));
+  EXPECT_FALSE(source.command_due(5000));
   EXPECT_EQ(source.token(5000).value(), "tok-1");
+  EXPECT_TRUE(source.command_due(20000));  // lifetime over (less the margin)
+  ASSERT_TRUE(source.command_finished(std::string("tok-2"), 20000));
   EXPECT_EQ(source.token(20000).value(), "tok-2");
+  source.invalidate();  // SIGHUP: asked afresh although still valid
+  EXPECT_TRUE(source.command_due(20001));
 }
 
-TEST(TokenSource, CommandFailuresAreClear) {
-  auto missing = run_token_command({"/nonexistent/helper"}, 1000);
-  ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().reason.find("/nonexistent/helper"), std::string::npos);
-  auto status = run_token_command({"sh", "-c", "echo secret-output; exit 3"}, 1000);
-  ASSERT_FALSE(status);
-  EXPECT_NE(status.error().reason.find("status 3"), std::string::npos);
-  EXPECT_EQ(status.error().reason.find("secret-output"), std::string::npos);
-  auto slow = run_token_command({"sleep", "5"}, 200);
-  ASSERT_FALSE(slow);
-  EXPECT_NE(slow.error().reason.find("timed out"), std::string::npos);
-  EXPECT_EQ(run_token_command({"printf", "a b"}, 1000).value(), "a b");
+TEST(TokenSource, CommandFailuresAreClearAndKeepAValidToken) {
+  TokenSource source(TokenSourceConfig{{}, {"/usr/bin/helper"}, 10000, 5000});
+  auto failed = source.command_finished(std::unexpected(std::string("exited with status 3")), 0);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().reason, "OAUTHBEARER: token_command /usr/bin/helper exited with status 3");
+  auto empty = source.command_finished(std::string(" \n"), 0);
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.error().reason.find("printed no token"), std::string::npos);
+  auto expired = source.command_finished(jwt_with_exp(100), 1'800'000'000'000);
+  ASSERT_FALSE(expired);
+  EXPECT_NE(expired.error().reason.find("expired"), std::string::npos);
+  EXPECT_EQ(expired.error().reason.find("eyJ"), std::string::npos);  // never the token itself
+  ASSERT_TRUE(source.command_finished(std::string("good"), 0));
+  source.invalidate();
+  // A refresh that fails keeps the token still valid, and is not retried until it expires.
+  EXPECT_TRUE(source.command_finished(std::unexpected(std::string("timed out")), 1000));
+  EXPECT_FALSE(source.command_due(1000));
+  EXPECT_EQ(source.token(1000).value(), "good");
 }
 
 TEST(Authenticator, PasswordFromFileOrEnvironmentNeverInErrors) {
@@ -197,6 +208,10 @@ TEST(Authenticator, OAuthBearerNeedsExactlyOneTokenSource) {
   EXPECT_FALSE(Authenticator::create(SaslConfig{"OAUTHBEARER", "", "", "", "/f", {"cmd"}, 1}));
   auto a = Authenticator::create(SaslConfig{"OAUTHBEARER", "", "", "", "", {"printf", "tok"}, 60000});
   ASSERT_TRUE(a);
+  ASSERT_TRUE(a.value()->token_command_due(0));
+  EXPECT_EQ(a.value()->token_command().front(), "printf");
+  ASSERT_TRUE(a.value()->token_command_finished(std::string("tok"), 0));
+  EXPECT_FALSE(a.value()->token_command_due(0));
   EXPECT_EQ(text(a.value()->begin(0).value()->initial_response().value()),
             "n,,\x01"
             "auth=Bearer tok\x01\x01");
