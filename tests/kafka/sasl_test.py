@@ -16,7 +16,7 @@ on the PLAINTEXT listener. Cases:
    environment, SCRAM-SHA-512 from a file, OAUTHBEARER from a token file and
    from a token command): every acknowledged record exactly once in the log,
    nothing lost.
-2. Re-authentication: a ~50 s paced stream through SCRAM-SHA-512; zero
+2. Re-authentication: a 60 s paced stream through SCRAM-SHA-512; zero
    duplicates, zero loss, upstream_reauthentications_total > 0.
 3. A wrong password: one log line naming the broker and the reason, the
    auth-failure metric counts it, /readyz stays 503 (the client listener
@@ -230,14 +230,15 @@ class SaslTest(unittest.TestCase):
         path = self.secret_file("reauth.pw", SCRAM_PASSWORD)
         proxy, client, metrics = self.start_proxy('mechanism = "SCRAM-SHA-512"\nusername = "proxy"\n'
                                                   'password_file = "%s"' % path)
-        # 50 s at 200 records/s: about five re-authentications of the one
-        # broker connection (plus the bootstrap one's) under a steady stream.
-        sent, acked, failed, unflushed = produce(client, topic, 10000, rate=200, max_seconds=70)
+        # 60 s at 200 records/s (issue 15's run): about six re-authentications
+        # of the one broker connection (plus the bootstrap one's) under a
+        # steady stream.
+        sent, acked, failed, unflushed = produce(client, topic, 12000, rate=200, max_seconds=85)
         self.check_exactly_once(topic, acked, failed, unflushed, sent)
         m = scrape_all(metrics)
         reauths = total(m, "upstream_reauthentications_total")
         say("  re-authentications: %d", reauths)
-        self.assertGreater(reauths, 0, proxy.text()[-3000:])
+        self.assertGreaterEqual(reauths, 3, proxy.text()[-3000:])
         self.assertEqual(total(m, "upstream_auth_failures_total"), 0)
         self.assertIn("re-authenticated with SASL SCRAM-SHA-512", proxy.text())
         self.assertEqual(proxy.stop(60), 0)
