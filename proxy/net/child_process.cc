@@ -81,12 +81,12 @@ void on_timeout(uv_timer_t* timer) {
   auto* s = static_cast<ChildProcess::State*>(timer->data);
   if (s->spawned && !s->exited) {
     s->note("timed out after " + std::to_string(s->timeout_ms) + " ms; killed");
-    uv_process_kill(&s->process, SIGKILL);
-    return;  // on_exit follows at once: SIGKILL cannot be caught
+    uv_process_kill(&s->process, SIGKILL);  // on_exit follows at once: SIGKILL cannot be caught
+  } else if (s->spawned) {
+    s->note("timed out after " + std::to_string(s->timeout_ms) + " ms waiting for its output to end");
   }
-  // Exited (or never started), but a grandchild holds stdout open: stop
-  // waiting for EOF.
-  if (s->spawned) s->note("timed out after " + std::to_string(s->timeout_ms) + " ms waiting for its output to end");
+  // Either way stop waiting for EOF: a grandchild may hold stdout open long
+  // after the child is gone, and the output is not wanted any more.
   uv_read_stop(reinterpret_cast<uv_stream_t*>(&s->out));
   s->eof = true;
   s->maybe_finish();

@@ -58,6 +58,17 @@ TEST_F(ChildProcessTest, FailuresSayWhatHappenedButNeverTheOutput) {
   EXPECT_NE(empty.error().find("cannot start"), std::string::npos);
 }
 
+TEST_F(ChildProcessTest, ATimeoutEndsItEvenWhileAGrandchildHoldsItsOutputOpen) {
+  // The background sleep keeps stdout open after sh is killed: EOF comes only
+  // when it exits, 20 s later. The outcome must not wait for that.
+  const auto start = std::chrono::steady_clock::now();
+  auto outcome = run({"sh", "-c", "sleep 20 & sleep 20"}, 200);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error(), "timed out after 200 ms; killed");
+  EXPECT_LT(took, std::chrono::seconds(5));
+}
+
 TEST_F(ChildProcessTest, KilledAtTheTimeoutWhileTheLoopRunsOn) {
   // A timer every 10 ms keeps firing while the child sleeps: the loop is not
   // blocked, and the longest gap between ticks shows it.
