@@ -77,14 +77,24 @@ void on_exit(uv_process_t* process, std::int64_t status, int term_signal) {
   s->maybe_finish();
 }
 
+// The child leads its own process group (UV_PROCESS_DETACHED calls setsid),
+// so -pid reaches everything it started that did not leave the group. Linux
+// does not hand out a pid still in use as a group id, so this is safe after
+// the leader is reaped too; ESRCH then means nothing was left.
+void kill_group(const uv_process_t& process) {
+  if (process.pid > 0) uv_kill(-process.pid, SIGKILL);
+}
+
 void on_timeout(uv_timer_t* timer) {
   auto* s = static_cast<ChildProcess::State*>(timer->data);
   if (s->spawned && !s->exited) {
     s->note("timed out after " + std::to_string(s->timeout_ms) + " ms; killed");
-    uv_process_kill(&s->process, SIGKILL);  // on_exit follows at once: SIGKILL cannot be caught
   } else if (s->spawned) {
     s->note("timed out after " + std::to_string(s->timeout_ms) + " ms waiting for its output to end");
   }
+  // The whole group: a background process it started (a forking agent, a
+  // script's `&`) is as stuck as the command itself. on_exit follows at once.
+  if (s->spawned) kill_group(s->process);
   // Either way stop waiting for EOF: a grandchild may hold stdout open long
   // after the child is gone, and the output is not wanted any more.
   uv_read_stop(reinterpret_cast<uv_stream_t*>(&s->out));
@@ -111,10 +121,10 @@ void ChildProcess::State::maybe_finish() {
 
 void ChildProcess::State::close_all() {
   uv_timer_stop(&timer);
+  if (spawned && (!exited || !eof)) kill_group(process);
   if (spawned && !exited) {
     // Closing the handle stops libuv from reaping the child: do it here.
     // SIGKILL cannot be blocked, so this wait is short.
-    uv_process_kill(&process, SIGKILL);
     while (::waitpid(process.pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
@@ -153,6 +163,7 @@ void ChildProcess::start(uv_loop_t* loop, const std::vector<std::string>& argv, 
   options.args = args.data();
   options.stdio_count = 3;
   options.stdio = stdio;
+  options.flags = UV_PROCESS_DETACHED;  // its own process group: see kill_group
   int rc = UV_EINVAL;
   if (!argv.empty() && !argv.front().empty()) {
     rc = uv_spawn(loop, &s->process, &options);

@@ -3,9 +3,13 @@
 #include "proxy/net/child_process.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <optional>
+#include <thread>
 
 #include "proxy/net/timer.h"
 
@@ -13,6 +17,18 @@ namespace pp::net {
 namespace {
 
 using Outcome = std::expected<std::string, std::string>;
+
+// Alive and not a zombie waiting for its (re)parent to reap it; polls a
+// little, as a SIGKILLed process takes a moment to become a zombie.
+bool alive(pid_t pid) {
+  for (int i = 0; i < 100; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string pid_field, comm, state;
+    if (!(stat >> pid_field >> comm >> state) || state == "Z" || state == "X") return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
 
 class ChildProcessTest : public ::testing::Test {
  protected:
@@ -62,11 +78,19 @@ TEST_F(ChildProcessTest, ATimeoutEndsItEvenWhileAGrandchildHoldsItsOutputOpen) {
   // The background sleep keeps stdout open after sh is killed: EOF comes only
   // when it exits, 20 s later. The outcome must not wait for that.
   const auto start = std::chrono::steady_clock::now();
-  auto outcome = run({"sh", "-c", "sleep 20 & sleep 20"}, 200);
+  const std::string pid_file = ::testing::TempDir() + "child_process_grandchild.pid";
+  std::remove(pid_file.c_str());
+  auto outcome = run({"sh", "-c", "sleep 20 & echo $! > " + pid_file + "; sleep 20"}, 500);
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(outcome);
-  EXPECT_EQ(outcome.error(), "timed out after 200 ms; killed");
+  EXPECT_EQ(outcome.error(), "timed out after 500 ms; killed");
   EXPECT_LT(took, std::chrono::seconds(5));
+  // The background sleep went with it: killed as one process group.
+  std::ifstream in(pid_file);
+  pid_t grandchild = 0;
+  ASSERT_TRUE(in >> grandchild) << "sh did not write the background pid";
+  EXPECT_FALSE(alive(grandchild)) << "the grandchild " << grandchild << " outlived the timeout";
+  if (alive(grandchild)) ::kill(grandchild, SIGKILL);
 }
 
 TEST_F(ChildProcessTest, KilledAtTheTimeoutWhileTheLoopRunsOn) {
