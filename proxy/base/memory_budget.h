@@ -27,8 +27,9 @@ enum class MemoryUse : std::uint8_t {
   kUpstreamBatches,  // encoded batches awaiting their acknowledgement
   kResponses,        // answers not yet written to the client's socket
   kClientProducers,  // idempotent clients' dedup state
+  kSequenceMemos,    // what retired partitions keep of their sequences (C.3a)
 };
-inline constexpr std::size_t kMemoryUseCount = 5;
+inline constexpr std::size_t kMemoryUseCount = 6;
 
 constexpr std::string_view to_string(MemoryUse use) {
   switch (use) {
@@ -42,6 +43,8 @@ constexpr std::string_view to_string(MemoryUse use) {
       return "responses";
     case MemoryUse::kClientProducers:
       return "client_producers";
+    case MemoryUse::kSequenceMemos:
+      return "sequence_memos";
   }
   return "unknown";
 }

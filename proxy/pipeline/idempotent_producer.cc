@@ -30,7 +30,7 @@ PartitionState& IdempotentProducer::state_for(const TopicPartition& tp) {
     slot = std::make_unique<PartitionState>(tp);
     if (auto memo = sequence_memos_.find(tp); memo != sequence_memos_.end()) {
       slot->resume(memo->second);  // a retired partition in use again
-      sequence_memos_.erase(memo);
+      forget_sequence_memo(memo);
     }
     // A partition first used after its topic's metadata arrived starts from it.
     if (const PartitionLeadership* l = topics_.partition(tp)) slot->set_leader(l->leader_id, l->leader_epoch);

@@ -94,6 +94,10 @@ class IdempotentProducer final : public RecordSink {
 
   PartitionState& state_for(const TopicPartition& tp);
   void wake();
+  // Sequence memos, charged to the budget (in idle_partitions.cc).
+  using SequenceMemos = std::unordered_map<TopicPartition, SequenceMemo, TopicPartitionHash>;
+  static std::size_t memo_bytes(const TopicPartition& tp);
+  void forget_sequence_memo(SequenceMemos::iterator memo);
 
   // identity (C.2) and epoch bumps (C.7)
   void maybe_init_producer_id(std::int64_t now);
@@ -156,7 +160,8 @@ class IdempotentProducer final : public RecordSink {
   std::set<TopicPartition> rewrite_set_;
 
   PartitionMap partitions_;
-  std::unordered_map<TopicPartition, SequenceMemo, TopicPartitionHash> sequence_memos_;  // of retired partitions
+  SequenceMemos sequence_memos_;  // of retired partitions
+  MemoryBudget::Charge sequence_memos_charge_ = memory_.charge(MemoryUse::kSequenceMemos, 0);
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -13,7 +13,11 @@ std::size_t IdempotentProducer::retire_idle_partitions(std::int64_t used_before_
   // the current one starts at 0 anyway (PIPELINE.md C.4 rule 4).
   const ProducerIdAndEpoch current = identity_.current();
   if (identity_.state() == IdentityState::kReady) {
-    std::erase_if(sequence_memos_, [&](const auto& entry) { return entry.second.owner != current; });
+    for (auto memo = sequence_memos_.begin(); memo != sequence_memos_.end();) {
+      auto next = std::next(memo);
+      if (memo->second.owner != current) forget_sequence_memo(memo);
+      memo = next;
+    }
   }
   std::size_t retired = 0;
   for (auto it = partitions_.begin(); it != partitions_.end();) {
@@ -23,7 +27,10 @@ std::size_t IdempotentProducer::retire_idle_partitions(std::int64_t used_before_
       continue;
     }
     const SequenceMemo memo = p.sequence_memo();
-    if (memo.owner.id != kNoProducerId) sequence_memos_[it->first] = memo;
+    if (memo.owner.id != kNoProducerId) {
+      auto [slot, added] = sequence_memos_.insert_or_assign(it->first, memo);
+      if (added) sequence_memos_charge_.set(sequence_memos_charge_.bytes() + memo_bytes(slot->first));
+    }
     it = partitions_.erase(it);
     ++retired;
   }
@@ -31,7 +38,29 @@ std::size_t IdempotentProducer::retire_idle_partitions(std::int64_t used_before_
     spdlog::debug("retired {} idle partitions ({} still in use, {} sequences remembered)", retired, partitions_.size(),
                   sequence_memos_.size());
   }
+  // Memos go only at an epoch change; a client naming ever new topics would
+  // grow them without end. Past a sixteenth of the budget, change the epoch:
+  // every memo is then moot (the next sweep drops them) and nothing is
+  // renumbered, as no retired partition has a batch.
+  if (sequence_memos_charge_.bytes() > memory_.limit() / 16 && !bump_requested_ && identity_.ready()) {
+    spdlog::info("{} sequence memos of retired partitions hold {} bytes: changing the producer epoch to drop them",
+                 sequence_memos_.size(), sequence_memos_charge_.bytes());
+    bump_requested_ = true;
+    bump_reason_ = "sequence_memos";
+  }
   return retired;
+}
+
+// A memo as the hash map holds it: node, key, value and the topic name. The
+// map's bucket array is left out: at most a pointer per memo.
+std::size_t IdempotentProducer::memo_bytes(const TopicPartition& tp) {
+  constexpr std::size_t kNode = 2 * sizeof(void*) + sizeof(TopicPartition) + sizeof(SequenceMemo);
+  return kNode + sizeof(void*) + tp.topic.capacity();
+}
+
+void IdempotentProducer::forget_sequence_memo(SequenceMemos::iterator memo) {
+  sequence_memos_charge_.set(sequence_memos_charge_.bytes() - memo_bytes(memo->first));
+  sequence_memos_.erase(memo);
 }
 
 std::set<std::string> IdempotentProducer::topics_with_partitions() const {

@@ -85,5 +85,48 @@ TEST_F(IdleRetirementTest, AMemoOfAnOlderEpochIsDroppedAndTheSequenceStartsOver)
   EXPECT_EQ(last_base_sequence, 0) << "a new epoch starts every partition at 0";
 }
 
+TEST_F(IdleRetirementTest, MemosAreChargedToTheBudgetAndAnEpochChangeDropsThemPastASixteenth) {
+  config.buffer_memory_bytes = 64 * 1024;  // a sixteenth is 4 KiB: some 30 memos
+  start();
+  constexpr int kPartitions = 60;
+  producer->on_metadata(leaders("t", std::vector<std::pair<int, int>>(kPartitions, {1, 0})));
+  const auto memo_bytes = [&] { return producer->memory_budget().used(MemoryUse::kSequenceMemos); };
+  for (int i = 0; i < kPartitions; ++i) {
+    submit("t", i, 1);
+    poll();
+    auto sent = upstream.take_with("t", i);
+    ScriptedUpstream::answer(sent, [](const SentBatch&) { return ok(0); });
+    poll();
+  }
+  clock.advance(10000);
+  ASSERT_EQ(producer->retire_idle_partitions(clock.now_ms() - 5000), static_cast<std::size_t>(kPartitions));
+  ASSERT_EQ(producer->sequence_memo_count(), static_cast<std::size_t>(kPartitions));
+  EXPECT_GT(memo_bytes(), 64U * 1024 / 16) << "60 memos cost more than a sixteenth of 64 KiB";
+
+  poll();  // the epoch change the sweep asked for
+  EXPECT_EQ(producer->identity().epoch.value, 1) << "memos past a sixteenth of the budget change the epoch";
+  producer->retire_idle_partitions(clock.now_ms() - 5000);
+  EXPECT_EQ(producer->sequence_memo_count(), 0u) << "the memos of epoch 0 are moot";
+  EXPECT_EQ(memo_bytes(), 0u) << "and their charge is gone";
+
+  deliver(1, 1);
+  EXPECT_EQ(last_epoch, 1);
+  EXPECT_EQ(last_base_sequence, 0);
+}
+
+TEST_F(IdleRetirementTest, AFewMemosAreChargedButChangeNoEpoch) {
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  deliver(3, 0);
+  clock.advance(10000);
+  ASSERT_EQ(producer->retire_idle_partitions(clock.now_ms() - 5000), 1u);
+  EXPECT_GT(producer->memory_budget().used(MemoryUse::kSequenceMemos), 0u);
+  poll();
+  EXPECT_EQ(producer->identity().epoch.value, 0);
+  deliver(1, 3);
+  EXPECT_EQ(last_base_sequence, 3);
+  EXPECT_EQ(producer->memory_budget().used(MemoryUse::kSequenceMemos), 0u) << "a used-up memo is no longer charged";
+}
+
 }  // namespace
 }  // namespace pp::testing
