@@ -18,7 +18,14 @@ TopicAdmission ProducerDriver::admit_topic(std::string_view name) {
             "not a legal Kafka topic name (1 to 249 characters of [a-zA-Z0-9._-], not '.' or '..')"};
   }
   const auto& in_use = upstream_.topics_in_use();
-  if (in_use.size() < topic_limits_.max_topics || in_use.contains(std::string(name))) return {};
+  const std::string topic(name);
+  if (in_use.contains(topic)) return {};
+  if (in_use.size() < topic_limits_.max_topics) {
+    // Followed from now on, so the next new topic of the same request is
+    // counted against the cap; its records would ask for it a moment later.
+    upstream_.request_metadata({topic});
+    return {};
+  }
   return {ErrorCode::kPolicyViolation,
           "the proxy already follows " + std::to_string(in_use.size()) +
               " topics, upstream.max_topics; idle ones are forgotten after upstream.metadata_max_idle_ms"};

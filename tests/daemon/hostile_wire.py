@@ -95,6 +95,34 @@ def produce_v7(correlation_id, topic, batch, acks=1):
     return frame(header + body)
 
 
+def produce_v7_topics(correlation_id, topics, batch, acks=1):
+    """Produce v7 of the same batch to partition 0 of each of `topics`, in one request."""
+    header = struct.pack(">hhi", PRODUCE, 7, correlation_id) + string16(b"hostile")
+    body = struct.pack(">h", -1) + struct.pack(">hi", acks, 30000) + struct.pack(">i", len(topics))
+    for topic in topics:
+        body += string16(topic) + struct.pack(">i", 1) + struct.pack(">ii", 0, len(batch)) + batch
+    return frame(header + body)
+
+
+def produce_error_codes(payload):
+    """{topic: error_code of its first partition} of a Produce v7 response frame body."""
+    count, = struct.unpack_from(">i", payload, 4)  # after the correlation id
+    at, codes = 8, {}
+    for _ in range(count):
+        name_len, = struct.unpack_from(">h", payload, at)
+        name = payload[at + 2:at + 2 + name_len].decode()
+        at += 2 + name_len
+        partitions, = struct.unpack_from(">i", payload, at)
+        at += 4
+        for i in range(partitions):
+            # index, error_code, base_offset, log_append_time, log_start_offset
+            error, = struct.unpack_from(">h", payload, at + 4)
+            if i == 0:
+                codes[name] = error
+            at += 4 + 2 + 8 + 8 + 8
+    return codes
+
+
 def produce_error_code(payload):
     """The first partition's error_code of a Produce v7 response frame body."""
     name_len, = struct.unpack_from(">h", payload, 8)  # after correlation id and topic count

@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
 from kafka_cluster import KafkaCluster  # noqa: E402
+from proxy_under_test import plain_config  # noqa: E402
 from daemon_support import Proxy, free_port  # noqa: E402
 
 ARGS = None
@@ -63,15 +64,7 @@ def metadata_v7(port, topic, allow_auto_topic_creation, correlation_id=1):
 
 
 def proxy_config(bootstrap, client_port, metrics_port):
-    return """
-[listener]
-address = "127.0.0.1:%d"
-[upstream]
-bootstrap_servers = ["%s"]
-metadata_max_age_ms = 300
-[metrics]
-address = "127.0.0.1:%d"
-""" % (client_port, bootstrap, metrics_port)
+    return plain_config(bootstrap, client_port, metrics_port, upstream="metadata_max_age_ms = 300")
 
 
 class AutoCreate(unittest.TestCase):

@@ -1,7 +1,7 @@
 """The built produce-proxy as the tests against real Kafka start and watch it.
 
-Shared by sasl_test.py, sasl_ssl_test.py, upstream_tls_test.py and
-upstream_faults_test.py (it was copied in each). Stdlib only.
+Shared by the tests against real Kafka that start the proxy (it was copied
+in each). Stdlib only.
 
     proxy, client_port, metrics_port = start_proxy(test, binary, lambda c, m: config_text)
     m = scrape_all(metrics_port); total(m, "upstream_auth_failures_total", reason="sasl_token")
@@ -24,6 +24,16 @@ from daemon_support import Proxy, free_port, http_request  # noqa: E402
 
 SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)\s*$')
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def plain_config(bootstrap, client_port, metrics_port, upstream="", producer=""):
+    """A plaintext proxy config: the listener and metrics on 127.0.0.1, the
+    upstream at `bootstrap`; `upstream` and `producer` are extra TOML lines
+    for those sections."""
+    return ('[listener]\naddress = "127.0.0.1:%d"\n'
+            '[upstream]\nbootstrap_servers = ["%s"]\n%s\n'
+            '[producer]\n%s\n'
+            '[metrics]\naddress = "127.0.0.1:%d"\n') % (client_port, bootstrap, upstream, producer, metrics_port)
 
 
 def proxy_env(env=None):

@@ -39,6 +39,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
 from kafka_cluster import KafkaCluster  # noqa: E402
+from proxy_under_test import plain_config  # noqa: E402
 from daemon_support import Proxy, free_port, http_request, metric_value  # noqa: E402
 
 ARGS = None
@@ -55,16 +56,7 @@ ISOLATION_LOG = re.compile(r"INVALID_RECORD for record \d+ of batch seq .*its cl
 
 
 def proxy_config(bootstrap, client_port, metrics_port):
-    return """
-[listener]
-address = "127.0.0.1:%d"
-[upstream]
-bootstrap_servers = ["%s"]
-[producer]
-linger_ms = 20
-[metrics]
-address = "127.0.0.1:%d"
-""" % (client_port, bootstrap, metrics_port)
+    return plain_config(bootstrap, client_port, metrics_port, producer="linger_ms = 20")
 
 
 class Client(threading.Thread):

@@ -5,7 +5,9 @@ The built produce-proxy in front of a 1-node cluster with
 upstream.max_topics = 3 and upstream.metadata_max_idle_ms = 5000:
 
 1. Names and the cap: a Metadata request for an illegal name is answered
-   INVALID_TOPIC_EXCEPTION without asking upstream; with three topics
+   INVALID_TOPIC_EXCEPTION without asking upstream; with two topics
+   followed, one Produce naming two new ones gets the first served and the
+   second POLICY_VIOLATION (the cap holds within a request); with three
    followed, a fourth is answered POLICY_VIOLATION in Metadata and in
    Produce, while the three keep working; once two of them have been unused
    for the idle time they are forgotten (a log line says so) and the fourth
@@ -31,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
 from kafka_cluster import KafkaCluster  # noqa: E402
+from proxy_under_test import plain_config  # noqa: E402
 from daemon_support import Proxy, free_port, http_request, kcat_produce  # noqa: E402
 import hostile_wire as wire  # noqa: E402
 from auto_create_test import metadata_v7  # noqa: E402
@@ -43,16 +46,8 @@ KCAT_09 = ("-X", "api.version.request=false", "-X", "broker.version.fallback=0.9
 
 
 def proxy_config(bootstrap, client_port, metrics_port):
-    return """
-[listener]
-address = "127.0.0.1:%d"
-[upstream]
-bootstrap_servers = ["%s"]
-max_topics = 3
-metadata_max_idle_ms = %d
-[metrics]
-address = "127.0.0.1:%d"
-""" % (client_port, bootstrap, IDLE_MS, metrics_port)
+    return plain_config(bootstrap, client_port, metrics_port,
+                        upstream="max_topics = 3\nmetadata_max_idle_ms = %d" % IDLE_MS)
 
 
 def produce_error(port, topic):
@@ -109,8 +104,17 @@ class TopicLifetime(unittest.TestCase):
         proxy, client, _ = self.start_proxy()
         self.assertEqual(metadata_v7(client, "no spaces allowed", False), INVALID_TOPIC_EXCEPTION)
         self.assertEqual(metadata_v7(client, "x" * 250, False), INVALID_TOPIC_EXCEPTION)
-        for name in ("a1", "a2", "a3"):
+        for name in ("a1", "a2"):
             self.assertTrue(wait_for(lambda: metadata_v7(client, name, False) == 0, 30), name)
+        # Two new topics in one Produce with room for one: the cap holds
+        # within the request, not only across requests.
+        batch = wire.record_batch(wire.record_with_empty_headers(0), 1)
+        with wire.connect(client, 30) as s:
+            s.sendall(wire.produce_v7_topics(1, [b"a3", b"a4"], batch, acks=-1))
+            payload = wire.read_frame(s)
+        self.assertIsNotNone(payload, "the proxy closed the connection instead of answering")
+        self.assertEqual(wire.produce_error_codes(payload), {"a3": 0, "a4": POLICY_VIOLATION},
+                         "one request's new topics pass max_topics = 3")
         self.assertEqual(metadata_v7(client, "a4", False), POLICY_VIOLATION, "a fourth topic passes max_topics = 3")
         self.assertEqual(produce_error(client, "a4"), POLICY_VIOLATION)
         self.assertEqual(produce_error(client, "a1"), 0, "the topics followed keep working")
