@@ -58,6 +58,8 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.frame_timeout_ms = s.listener.frame_timeout_ms;
   f.max_decoded_bytes_per_request =
       std::max(static_cast<std::size_t>(s.producer.buffer_memory_bytes), kMinDecodedBytesPerRequest);
+  f.max_pending_requests_per_connection =
+      pending_requests_cap(static_cast<std::size_t>(s.producer.buffer_memory_bytes));
   f.client_producers.max_producers = static_cast<std::size_t>(s.listener.max_client_producers);
   f.client_producers.idle_timeout_ms = s.listener.client_producer_idle_ms;
   f.client_producers.batches_to_retain = static_cast<std::size_t>(s.listener.client_batches_to_retain);

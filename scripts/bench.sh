@@ -12,7 +12,7 @@
 # listener against a legacy client through the proxy whose upstream is TLS.
 # Workload 10 is added latency in paired rounds against the test cluster and
 # Kafka 4.4.0, workload 11 the proxy's own ceiling with 100 B records (issue 17).
-# `--baseline BINARY` adds an older produce-proxy to workloads 3 and 8 as
+# `--baseline BINARY` adds an older produce-proxy to workloads 3, 8 and 10 as
 # case `before_*`, so before and after are measured in the same run.
 #
 #   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11"] [--reps N]
@@ -535,8 +535,13 @@ w10_client=(--acks all --linger-ms 1 --rdkafka socket.nagle.disable=true)
 # at 10 % and 50 % of it.
 w10_target() {
   local target=$1 topic=$2 cap pct rate pair c n cases=(direct proxy_linger5 proxy_linger0)
+  # With --baseline, the older binary's two proxies join every round too
+  # (before and after in the same rounds, on the same cluster).
+  [ -n "$baseline" ] && cases+=(before_linger5 before_linger0)
   local -A addr pid metrics
   for c in "${cases[@]:1}"; do
+    local proxy_binary=""
+    [ "${c%%_*}" = before ] && proxy_binary=$baseline
     start_proxy --set producer.linger_ms="${c##*_linger}"
     addr[$c]=$proxy_addr pid[$c]=$proxy_pid metrics[$c]=$metrics_addr
   done
@@ -631,6 +636,8 @@ workload11() {  # records/s per proxy CPU-second, 100 B records
     done
   done
   stop_proxy; stop_cluster
+}
+
 # ---- workload 9: TLS upstream against real Apache Kafka 4.4.0 (issue 15) ----
 
 # workload 7's broker with an SSL listener as well (certificates made per

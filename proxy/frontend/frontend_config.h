@@ -36,6 +36,7 @@ struct FrontendConfig {
   // Requests read from one connection and not yet answered. Kafka brokers read
   // one request per connection at a time; we allow pipelining (a client's
   // max.in.flight) but bound it, so one client cannot queue unbounded work.
+  // The daemon sizes it from the memory budget (pending_requests_cap).
   std::size_t max_pending_requests_per_connection = 128;
   // Responses queued to a client that does not read them: over this, stop
   // reading its requests until the socket drains.
@@ -74,5 +75,21 @@ struct FrontendConfig {
 // 1 MiB request (the largest the Java producer and librdkafka send by default)
 // of the smallest RecordBatch v2 records (8 bytes) decodes to about 22 MiB.
 inline constexpr std::size_t kMinDecodedBytesPerRequest = 32 * 1048576;
+
+// max_pending_requests_per_connection from producer.buffer_memory_bytes: one
+// pending request per 64 KiB of budget (1024 at the default 64 MiB), at least
+// 128. The budget already bounds what pending requests hold (each keeps its
+// frame, charged); the count only bounds the bookkeeping of tiny requests. A
+// fixed 128 was a throughput cap instead: librdkafka sends one partition per
+// request, about 5,800 requests/s at 66 MB/s, and each is held for an
+// upstream round trip, so past ~22 ms inside the proxy reading stopped and the
+// records waited unread in the kernel's socket buffers (up to 6.5 MB), where
+// nothing batches or measures them (issue 17, docs/BENCHMARKS.md workload 10).
+inline constexpr std::size_t kMinPendingRequestsPerConnection = 128;
+inline constexpr std::size_t kBudgetBytesPerPendingRequest = 65536;
+inline std::size_t pending_requests_cap(std::size_t buffer_memory_bytes) {
+  const std::size_t by_budget = buffer_memory_bytes / kBudgetBytesPerPendingRequest;
+  return by_budget > kMinPendingRequestsPerConnection ? by_budget : kMinPendingRequestsPerConnection;
+}
 
 }  // namespace pp

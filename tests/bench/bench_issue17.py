@@ -55,7 +55,8 @@ def batching_delay_ms(r):
 # ---- workload 10 -------------------------------------------------------------
 
 W10_TARGETS = (("test_cluster", "test cluster (3 brokers)"), ("kafka", "Apache Kafka 4.4.0 (1 broker)"))
-W10_CASES = ("proxy_linger5", "proxy_linger0")
+# before_*: the --baseline binary in the same rounds (scripts/bench.sh), when given.
+W10_CASES = ("proxy_linger5", "proxy_linger0", "before_linger5", "before_linger0")
 W10_KEYS = ("p50_ms", "p99_ms", "p999_ms")
 
 
