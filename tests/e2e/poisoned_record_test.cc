@@ -53,8 +53,11 @@ TEST(PoisonedRecord, OnlyTheClientThatSentItFailsAndTheOthersLandOnceInOrder) {
   test_broker::TestCluster cluster(test_broker::TestClusterOptions{.brokers = 1, .topics = {{"shared", 1, 20}}});
   cluster.start();
   ASSERT_TRUE(cluster.reject_key("shared", 0, "poison", ErrorCode::kPolicyViolation));
+  // While one batch is in flight (30 ms) the proxy lingers (C.4 rule 8), so
+  // the clients' records that arrive meanwhile share the next batch.
+  cluster.set_rtt_ms(30);
   config::Settings settings = proxy_settings(cluster.bootstrap());
-  settings.producer.linger_ms = 50;  // the three clients' records share upstream batches
+  settings.producer.linger_ms = 100;
   ProxyUnderTest proxy(settings);
   ASSERT_TRUE(proxy.ready()) << proxy.error();
 

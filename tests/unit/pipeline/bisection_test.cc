@@ -147,6 +147,7 @@ TEST_F(BisectionTest, ASingleRunFailsAtOnce) {
 TEST_F(BisectionTest, EveryRunBadFailsEachWithTheBrokersCode) {
   refusal = ErrorCode::kPolicyViolation;
   std::vector<std::size_t> runs;
+  runs.reserve(4);
   for (int i = 0; i < 4; ++i) runs.push_back(submit("t", 0, 2, "bad" + std::to_string(i)));
   poll();
   drive();
@@ -161,6 +162,7 @@ TEST_F(BisectionTest, EveryRunBadFailsEachWithTheBrokersCode) {
 
 TEST_F(BisectionTest, ResendsAreCappedWhenEveryRunIsBad) {
   std::vector<std::size_t> runs;
+  runs.reserve(16);
   for (int i = 0; i < 16; ++i) runs.push_back(submit("t", 0, 1, "bad" + std::to_string(i)));
   poll();
   ASSERT_EQ(upstream.outstanding.front().batches.at(0).record_count, 16);
