@@ -42,8 +42,8 @@ PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels
   for (std::string_view state : {"UNINITIALIZED", "INITIALIZING", "READY", "FATAL"}) {
     identity_changes_.get(std::string(state), state_label);
   }
-  // Both reasons show 0 from the start, so an alert can fire on the first one.
-  for (std::string_view reason : {"epoch_bump", "record_errors"}) {
+  // Every reason shows 0 from the start, so an alert can fire on the first one.
+  for (std::string_view reason : {"epoch_bump", "record_errors", "bisection"}) {
     ambiguous_renumbered_.get(std::string(reason), reason_label);
   }
 }

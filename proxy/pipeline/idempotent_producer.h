@@ -131,6 +131,7 @@ class IdempotentProducer final : public RecordSink {
   BatchPtr rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces, std::int32_t base_sequence);
   void split(PartitionState& p, const BatchPtr& batch);
   void isolate(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ProducePartitionResponse& response);
+  void bisect(PartitionState& p, const BatchPtr& batch, ErrorCode error);  // in bisection.cc
   void count_ambiguous_renumbered(const PartitionState& p, std::int64_t batches, std::string_view reason);
   void leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch);
   void follow_metadata(PartitionState& p, const PartitionLeadership& l, bool topic_recreated);

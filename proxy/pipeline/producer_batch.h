@@ -65,6 +65,9 @@ struct ProducerBatch {
   bool renumbered = false;       // re-stamped by an epoch bump (C.7)
   bool ever_ambiguous = false;   // some attempt ended with an unknown outcome
   std::int32_t corrupt_responses = 0;
+  // C.11 bisection: how many more times the batch this one was cut from may
+  // be halved, shared by all its parts (null: never bisected).
+  std::shared_ptr<std::int32_t> bisections_left;
   std::int32_t sent_to_leader_epoch = -1;  // leader epoch known when last sent (C.5)
   std::int32_t sent_to_node = -1;
 

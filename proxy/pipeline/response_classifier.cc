@@ -21,6 +21,8 @@ std::string_view to_string(BatchOutcome outcome) {
       return "fatal";
     case BatchOutcome::kIsolate:
       return "isolate";
+    case BatchOutcome::kBisect:
+      return "bisect";
   }
   return "?";
 }
@@ -77,12 +79,26 @@ ResponseAction message_too_large(const BatchFacts& f) {
                                                              : "a single record larger than the broker accepts");
 }
 
+// C.11: a refusal about the content of some record, without saying which
+// (no usable record_errors: brokers before 2.4, a policy plugin, the pre-2.4
+// CORRUPT_MESSAGE for a null key on a compacted topic). Nothing was appended
+// and no sequence used, so a batch of several runs is resent as two halves
+// at the same sequences, and no bump is needed until a run fails alone.
+bool may_bisect(const BatchFacts& f) {
+  return f.client_runs > 1 && !f.bisections_spent;
+}
+
+ResponseAction refused_content(ErrorCode error, const BatchFacts& f) {
+  if (may_bisect(f)) return {.outcome = BatchOutcome::kBisect};
+  return fail_and_bump(error_name(error));
+}
+
 // C.11: the errors LogValidator raises per record (RecordValidationException)
 // reject the whole batch before its sequences are checked, and name the
 // records. Only the runs holding those fail; the rest is resent, which leaves
 // a gap in the batch's sequences, so the partition is renumbered (C.7).
 ResponseAction record_validation(ErrorCode error, const BatchFacts& f) {
-  if (!f.record_errors_listed) return fail_and_bump(error_name(error));
+  if (!f.record_errors_listed) return refused_content(error, f);
   ResponseAction a;
   a.outcome = BatchOutcome::kIsolate;
   a.bump_reason = "record_errors";
@@ -123,12 +139,17 @@ ResponseAction classify_response(ErrorCode error, const BatchFacts& f) {
     case ErrorCode::kCorruptMessage:
       // The bytes are ours: one retry, then give up.
       if (f.corrupt_responses <= 1) return retry();
+      // Twice: brokers before 2.4 also say this for a refused record (a
+      // null key on a compacted topic).
+      if (may_bisect(f)) return {.outcome = BatchOutcome::kBisect};
       return fail_and_bump("corrupt_message", "the broker rejected the batch as corrupt twice");
     case ErrorCode::kMessageTooLarge:
       return message_too_large(f);
     case ErrorCode::kInvalidRecord:
     case ErrorCode::kInvalidTimestamp:
       return record_validation(error, f);
+    case ErrorCode::kPolicyViolation:
+      return refused_content(error, f);
     case ErrorCode::kClusterAuthorizationFailed:
     case ErrorCode::kUnsupportedVersion:
       return {.outcome = BatchOutcome::kFatal};
@@ -136,8 +157,8 @@ ResponseAction classify_response(ErrorCode error, const BatchFacts& f) {
       break;
   }
   if (is_retriable(error)) return retry();
-  // RECORD_LIST_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP, POLICY_VIOLATION,
-  // TOPIC_AUTHORIZATION_FAILED, ...: not in the log. Its sequences now leave a
+  // RECORD_LIST_TOO_LARGE, TOPIC_AUTHORIZATION_FAILED, ...: about the whole
+  // batch or topic, so every run fails; not in the log. Its sequences now leave a
   // gap, so the later batches are renumbered under a new epoch.
   return fail_and_bump(error_name(error));
 }

@@ -20,6 +20,7 @@ enum class BatchOutcome : std::uint8_t {
   kFail,               // not in the log; its runs get the error
   kFatal,              // the producer cannot go on (C.2)
   kIsolate,            // not in the log for the listed records' sake: fail their runs, resend the rest (C.11)
+  kBisect,             // not in the log for some record's sake, none named: resend its runs in two halves (C.11)
 };
 std::string_view to_string(BatchOutcome outcome);
 
@@ -35,6 +36,8 @@ struct BatchFacts {
   bool newer_leader_hint = false;       // KIP-951 CurrentLeader with id, epoch >= 0 and a newer epoch
   std::int32_t corrupt_responses = 0;   // CORRUPT_MESSAGE answers so far, this one included
   bool record_errors_listed = false;    // v8+ record_errors, every batch_index inside the batch
+  std::int32_t client_runs = 1;         // runs (client requests) with records in the batch
+  bool bisections_spent = false;        // C.11: its original batch used up its bisection budget
 };
 
 struct ResponseAction {

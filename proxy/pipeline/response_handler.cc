@@ -98,6 +98,8 @@ BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerB
                            std::all_of(pr->record_errors.begin(), pr->record_errors.end(), [&](const auto& e) {
                              return e.batch_index >= 0 && e.batch_index < b.record_count;
                            });
+  f.client_runs = static_cast<std::int32_t>(b.pieces.size());
+  f.bisections_spent = b.bisections_left && *b.bisections_left <= 0;
   return f;
 }
 
@@ -130,6 +132,9 @@ void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode e
     case BatchOutcome::kIsolate:
       isolate(p, b, error, *pr);
       if (may_bump) request_bump(p, action.bump_reason);
+      return;
+    case BatchOutcome::kBisect:
+      bisect(p, b, error);
       return;
     case BatchOutcome::kFatal:
       fatal(error);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -49,7 +50,12 @@ struct Partition {
   ProducerStateManager producers;
   InflightWatchdog watchdog;
   std::vector<InjectedError> injected_errors;  // used front first
-  std::int64_t duplicates = 0;                 // retries recognised and not appended
+  // reject-key: a batch holding a record with one of these keys is refused
+  // whole with the error, and without record_errors (as brokers before 2.4
+  // and policy plugins do); nothing of it is appended.
+  std::map<std::string, ErrorCode> rejected_keys;
+  std::int64_t rejected_batches = 0;
+  std::int64_t duplicates = 0;  // retries recognised and not appended
 };
 
 struct Topic {

@@ -5,6 +5,7 @@
 //   drop-responses RATE [silent|close]           close the connection instead
 //   disconnect-produce BROKER COUNT before|after cut the next Produce requests
 //   close-connections BROKER                     close every client connection now
+//   reject-key TOPIC PARTITION KEY ERROR_NAME    refuse batches holding that key, no record_errors
 #include <charconv>
 #include <sstream>
 #include <vector>
@@ -112,6 +113,15 @@ std::string TestCluster::execute(std::string_view command_line) {
     auto code = error_from_name(w[3]);
     if (!code) return "error: unknown Kafka error name '" + w[3] + "'";
     return reply(inject_error(w[1], *partition, *code, *count));
+  }
+  if (cmd == "reject-key") {
+    constexpr std::string_view kForm = "reject-key TOPIC PARTITION KEY ERROR_NAME";
+    if (w.size() != 5) return usage(kForm);
+    auto partition = parse_number<std::int32_t>(w[2]);
+    if (!partition) return usage(kForm);
+    auto code = error_from_name(w[4]);
+    if (!code) return "error: unknown Kafka error name '" + w[4] + "'";
+    return reply(reject_key(w[1], *partition, w[3], *code));
   }
   if (cmd == "disconnect-produce") {
     constexpr std::string_view kForm = "disconnect-produce BROKER COUNT before|after";

@@ -99,6 +99,19 @@ class PartitionProducer {
   }
 
  private:
+  // reject-key, at LogValidator's place: before the producer state, so no
+  // sequence is used.
+  template <class Records>
+  std::optional<ErrorCode> rejected_key_error(const Records& recs) const {
+    if (p_.rejected_keys.empty()) return std::nullopt;
+    for (const auto& r : recs) {
+      if (!r.key) continue;
+      auto it = p_.rejected_keys.find(std::string(r.key->begin(), r.key->end()));
+      if (it != p_.rejected_keys.end()) return it->second;
+    }
+    return std::nullopt;
+  }
+
   PartitionOutcome validate_and_append(ByteView batch, const RecordBatchHeader& header) {
     // LogValidator.validateBatch and the CRC check (D.2 step 4).
     auto decoded = decode_record_batch(batch);
@@ -118,6 +131,10 @@ class PartitionProducer {
     }
     if (header.producer_id >= 0 && header.base_sequence < 0) {
       return {ErrorCode::kInvalidRecord, "producer id without a base sequence"};
+    }
+    if (auto refused = rejected_key_error(recs)) {
+      ++p_.rejected_batches;
+      return {*refused, "a record key the test refuses (reject-key)"};
     }
     if (header.is_transactional()) {
       return {ErrorCode::kInvalidTxnState, "transactions are not supported by the test cluster"};

@@ -223,6 +223,26 @@ Status TestCluster::inject_error(std::string_view topic, std::int32_t partition,
   });
 }
 
+Status TestCluster::reject_key(std::string_view topic, std::int32_t partition, std::string key, ErrorCode error) {
+  return impl_->call([&]() -> Status {
+    Partition* p = impl_->partition(topic, partition);
+    if (!p) return std::unexpected(no_partition(topic, partition));
+    if (error == ErrorCode::kNone) {
+      p->rejected_keys.erase(key);
+    } else {
+      p->rejected_keys[key] = error;
+    }
+    return {};
+  });
+}
+
+std::int64_t TestCluster::rejected_batches(std::string_view topic, std::int32_t partition) const {
+  return impl_->call([&]() -> std::int64_t {
+    const Partition* p = impl_->partition(topic, partition);
+    return p ? p->rejected_batches : -1;
+  });
+}
+
 Status TestCluster::disconnect_next_produce(BrokerId broker, int count, bool after_append) {
   if (count < 0) return std::unexpected("COUNT must not be negative");
   return impl_->call([&]() -> Status {

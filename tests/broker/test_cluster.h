@@ -85,6 +85,11 @@ class TestCluster {
   // Kafka returns after appending (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
   // REQUEST_TIMED_OUT) append first; every other error appends nothing.
   Status inject_error(std::string_view topic, std::int32_t partition, ErrorCode error, int count);
+  // From now on every produce batch for the partition holding a record with
+  // key `key` is refused whole with `error`, without record_errors, and
+  // appends nothing (error NONE lifts it). rejected_batches counts them.
+  Status reject_key(std::string_view topic, std::int32_t partition, std::string key, ErrorCode error);
+  std::int64_t rejected_batches(std::string_view topic, std::int32_t partition) const;
   // The next `count` Produce requests to `broker` close their connection
   // mid-request, before or after the append.
   Status disconnect_next_produce(BrokerId broker, int count, bool after_append);

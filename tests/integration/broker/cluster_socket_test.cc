@@ -316,6 +316,12 @@ TEST_F(ClusterOverSockets, ControlCommandsReplyOkOrError) {
   EXPECT_EQ(cluster_.execute("drop-responses 0 close"), "ok");
   EXPECT_EQ(cluster_.execute("error t5 0 NOT_LEADER_OR_FOLLOWER 3"), "ok");
   EXPECT_EQ(cluster_.execute("error t5 0 NO_SUCH_ERROR 3"), "error: unknown Kafka error name 'NO_SUCH_ERROR'");
+  EXPECT_EQ(cluster_.execute("reject-key t5 0 poison INVALID_RECORD"), "ok");
+  EXPECT_EQ(cluster_.execute("reject-key t5 0 poison NONE"), "ok");
+  EXPECT_EQ(cluster_.execute("reject-key nope 0 poison INVALID_RECORD"), "error: unknown partition nope-0");
+  EXPECT_EQ(cluster_.execute("reject-key t5 0 poison NO_SUCH_ERROR"),
+            "error: unknown Kafka error name 'NO_SUCH_ERROR'");
+  EXPECT_EQ(cluster_.execute("reject-key t5 0"), "error: usage: reject-key TOPIC PARTITION KEY ERROR_NAME");
   EXPECT_EQ(cluster_.execute("down 3"), "ok");
   EXPECT_EQ(cluster_.execute("up 3"), "ok");
   EXPECT_EQ(cluster_.execute("bogus"), "error: unknown command 'bogus'");

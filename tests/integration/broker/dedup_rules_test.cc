@@ -67,6 +67,22 @@ TEST_F(DedupRules, DuplicateMatchesOnTheExactRangeNotThePayload) {
   EXPECT_EQ(overlap.error_code, ErrorCode::kOutOfOrderSequenceNumber);
 }
 
+// reject-key (issue 14): refused whole, as LogValidator refuses, but
+// without record_errors; nothing appended and no sequence used.
+TEST_F(DedupRules, RejectKeyRefusesTheWholeBatchWithoutRecordErrors) {
+  auto& p = partition_of(cluster_, "t5", 0);
+  p.rejected_keys["k2"] = ErrorCode::kInvalidRecord;
+  auto refused = produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = 0, .records = 3}));
+  EXPECT_EQ(refused.error_code, ErrorCode::kInvalidRecord);
+  EXPECT_TRUE(refused.record_errors.empty());
+  EXPECT_EQ(p.log.record_count(), 0);
+  EXPECT_EQ(p.rejected_batches, 1);
+  auto without_it = produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = 0, .records = 2}));
+  EXPECT_EQ(without_it.error_code, ErrorCode::kNone) << "sequence 0 is still the next one";
+  EXPECT_EQ(without_it.base_offset, 0);
+  EXPECT_EQ(p.rejected_batches, 1);
+}
+
 TEST_F(DedupRules, DuplicateJustOutsideTheWindowIsOutOfOrder) {
   send_batches("t5", kT5Leader, 6);  // batch 0 has been evicted from the 5 retained
   auto evicted = produce(cluster_, kT5Leader, "t5", 0, make_batch({.sequence = 0, .records = 2}));

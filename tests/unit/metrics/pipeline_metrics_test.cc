@@ -95,6 +95,7 @@ TEST_F(PipelineMetricsTest, CountersOfEvents) {
 TEST_F(PipelineMetricsTest, AmbiguousRenumberedByReasonFromZero) {
   EXPECT_EQ(value_of(r(), n("ambiguous_renumbered_total"), {{"reason", "epoch_bump"}}), 0);
   EXPECT_EQ(value_of(r(), n("ambiguous_renumbered_total"), {{"reason", "record_errors"}}), 0);
+  EXPECT_EQ(value_of(r(), n("ambiguous_renumbered_total"), {{"reason", "bisection"}}), 0);
   o_.on_ambiguous_renumbered("epoch_bump", 3);
   o_.on_ambiguous_renumbered("record_errors", 1);
   o_.on_ambiguous_renumbered("epoch_bump", 2);

@@ -95,8 +95,38 @@ std::vector<Row> table() {
        facts([](BatchFacts& f) { f.record_errors_listed = true; }), O::kIsolate, "record_errors"},
       {"invalid timestamp with record errors isolates the listed runs", E::kInvalidTimestamp,
        facts([](BatchFacts& f) { f.record_errors_listed = true; }), O::kIsolate, "record_errors"},
-      {"policy violation concerns the batch even with record errors", E::kPolicyViolation,
+      {"policy violation of one run fails it even with record errors", E::kPolicyViolation,
        facts([](BatchFacts& f) { f.record_errors_listed = true; }), O::kFail, "POLICY_VIOLATION"},
+      {"invalid record of several runs without record errors bisects", E::kInvalidRecord,
+       facts([](BatchFacts& f) { f.client_runs = 3; }), O::kBisect, ""},
+      {"invalid timestamp of several runs without record errors bisects", E::kInvalidTimestamp,
+       facts([](BatchFacts& f) { f.client_runs = 2; }), O::kBisect, ""},
+      {"policy violation of several runs bisects, record errors or not", E::kPolicyViolation, facts([](BatchFacts& f) {
+         f.client_runs = 2;
+         f.record_errors_listed = true;
+       }),
+       O::kBisect, ""},
+      {"second corrupt answer for several runs bisects", E::kCorruptMessage, facts([](BatchFacts& f) {
+         f.corrupt_responses = 2;
+         f.client_runs = 2;
+       }),
+       O::kBisect, ""},
+      {"first corrupt answer for several runs still retries", E::kCorruptMessage, facts([](BatchFacts& f) {
+         f.corrupt_responses = 1;
+         f.client_runs = 2;
+       }),
+       O::kRetry, ""},
+      {"no bisection once the budget is spent", E::kInvalidRecord, facts([](BatchFacts& f) {
+         f.client_runs = 4;
+         f.bisections_spent = true;
+       }),
+       O::kFail, "INVALID_RECORD"},
+      {"topic authorization of several runs fails them all", E::kTopicAuthorizationFailed,
+       facts([](BatchFacts& f) { f.client_runs = 3; }), O::kFail, "TOPIC_AUTHORIZATION_FAILED"},
+      {"record list too large of several runs fails them all", E::kRecordListTooLarge,
+       facts([](BatchFacts& f) { f.client_runs = 3; }), O::kFail, "RECORD_LIST_TOO_LARGE"},
+      {"unsupported compression of several runs fails them all", E::kUnsupportedCompressionType,
+       facts([](BatchFacts& f) { f.client_runs = 3; }), O::kFail, "UNSUPPORTED_COMPRESSION_TYPE"},
       {"record list too large concerns the batch even with record errors", E::kRecordListTooLarge,
        facts([](BatchFacts& f) { f.record_errors_listed = true; }), O::kFail, "RECORD_LIST_TOO_LARGE"},
       {"another retriable error retries", E::kNotController, facts(kPlain), O::kRetry, ""},
