@@ -151,11 +151,15 @@ class MemoryBudget {
       // Kept in locals: a listener may run and drop this Charge's owner.
       const std::size_t less = bytes_ - bytes;
       bytes_ = bytes;
-      release(ledger_, account_, use_, less);
+      const std::shared_ptr<Ledger> ledger = ledger_;
+      const std::shared_ptr<MemoryAccount> account = account_;
+      release(ledger, account, use_, less);
     }
     void reset() {
       if (!ledger_ && !account_) return;
-      release(std::move(ledger_), std::move(account_), use_, std::exchange(bytes_, 0));
+      const std::shared_ptr<Ledger> ledger = std::move(ledger_);
+      const std::shared_ptr<MemoryAccount> account = std::move(account_);
+      release(ledger, account, use_, std::exchange(bytes_, 0));
     }
     std::size_t bytes() const { return bytes_; }
 
@@ -163,11 +167,11 @@ class MemoryBudget {
     friend class MemoryBudget;
     Charge(std::shared_ptr<Ledger> ledger, std::shared_ptr<MemoryAccount> account, MemoryUse use)
         : ledger_(std::move(ledger)), account_(std::move(account)), use_(use) {}
-    // Static, on its own copies: a listener may destroy this Charge. The
+    // Static, on the caller's local copies: a listener may destroy this Charge. The
     // account first, so whoever the budget's listener resumes sees this
     // connection's account already lighter.
-    static void release(std::shared_ptr<Ledger> ledger, std::shared_ptr<MemoryAccount> account, MemoryUse use,
-                        std::size_t bytes) {
+    static void release(const std::shared_ptr<Ledger>& ledger, const std::shared_ptr<MemoryAccount>& account,
+                        MemoryUse use, std::size_t bytes) {
       if (bytes == 0) return;
       if (account) account->remove(bytes);
       if (ledger) ledger->remove(use, bytes);
