@@ -320,7 +320,9 @@ bool ClientSession::may_start_frame(std::size_t announced) const {
   // their share may hold a headroom on top, together, so they are not
   // starved until the other's records time out; never for a lone client.
   if (context_->active_with(counted_active_) < 2 || !context_->under_share_held) return false;
-  return context_->under_share_held() + announced <= context_->share_headroom();
+  // The share as the asker sees it: counting itself, as it would hold what it asks for.
+  const std::size_t share = context_->fair_share(counted_active_);
+  return context_->under_share_held(share) + announced <= context_->share_headroom();
 }
 
 bool ClientSession::take_frame(std::size_t announced) {

@@ -28,7 +28,7 @@ Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, Top
   context_->after_submit = [this] { maybe_pause(); };
   context_->session_closed = [this](std::uint64_t id) { forget(id); };
   context_->defer = [this](std::function<void()> fn) { defer(std::move(fn)); };
-  context_->under_share_held = [this] { return under_share_held(); };
+  context_->under_share_held = [this](std::size_t share) { return under_share_held(share); };
   context_->headroom_taken = [this](std::size_t bytes) { under_share_held_ += bytes; };
   context_->share_grew = [this] { recheck_shares(); };
 }
@@ -220,16 +220,18 @@ std::vector<std::shared_ptr<ClientSession>> Frontend::sessions_in_turn() {
   return out;
 }
 
-std::size_t Frontend::under_share_held() {
+std::size_t Frontend::under_share_held(std::size_t share) {
   const std::uint64_t now = uv_now(loop_);
-  if (under_share_held_known_ && now == under_share_held_ms_) return under_share_held_;
-  const std::size_t share = context_->fair_share(true);
+  if (under_share_held_known_ && now == under_share_held_ms_ && share == under_share_held_share_) {
+    return under_share_held_;
+  }
   std::size_t held = 0;
   for (const auto& [id, s] : sessions_) {
     if (s->held_bytes() < share) held += s->held_bytes();
   }
   under_share_held_ = held;
   under_share_held_ms_ = now;
+  under_share_held_share_ = share;
   under_share_held_known_ = true;
   return held;
 }

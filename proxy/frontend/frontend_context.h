@@ -71,9 +71,9 @@ struct FrontendContext {
 
   // Hooks into Frontend.
   std::function<void()> after_submit;  // may pause all clients
-  // Bytes held by the connections under their fair share (cached a loop
+  // Bytes held by the connections holding less than `share` (cached a loop
   // millisecond; `headroom_taken` adds an admission to it meanwhile).
-  std::function<std::size_t()> under_share_held;
+  std::function<std::size_t(std::size_t share)> under_share_held;
   std::function<void(std::size_t)> headroom_taken;
   // An active connection became inactive: the others' shares grew.
   std::function<void()> share_grew;
