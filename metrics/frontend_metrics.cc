@@ -22,6 +22,10 @@ void FrontendMetrics::on_backpressure(bool active) {
   metrics_.set_backpressure(active);
 }
 
+void FrontendMetrics::on_share_pause() {
+  metrics_.on_client_share_pause();
+}
+
 void FrontendMetrics::on_produce_done(std::int16_t acks, std::int64_t duration_ms) {
   metrics_.on_client_request_done(acks, std::chrono::milliseconds(duration_ms));
 }

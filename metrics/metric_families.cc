@@ -74,6 +74,10 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                             "Topics the proxy follows upstream (at most upstream.max_topics; one unused for "
                             "upstream.metadata_max_idle_ms is forgotten).")),
       backpressure_active(gauge(r, "backpressure_active", "1 while client reads are paused for memory.")),
+      client_share_pauses_total(counter(r, "client_share_pauses_total",
+                                        "Times a client connection stopped reading because it held its fair share "
+                                        "of the memory budget (the budget over the connections holding or "
+                                        "wanting memory).")),
       client_duplicates_total(
           counter(r, "client_duplicates_total",
                   "Idempotent clients' retries recognised by the front end and not sent upstream again, by "

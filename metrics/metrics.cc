@@ -49,6 +49,7 @@ Metrics::Metrics(const MetricsConfig& config, std::string_view version)
       buffered_bytes_(families_.buffered_bytes.Add({})),
       topics_followed_(families_.topics_followed.Add({})),
       backpressure_(families_.backpressure_active.Add({})),
+      share_pauses_(families_.client_share_pauses_total.Add({})),
       duplicates_acked_(families_.client_duplicates_total.Add({{"outcome", "acked"}})),
       duplicates_in_flight_(families_.client_duplicates_total.Add({{"outcome", "in_flight"}})),
       requests_(families_.client_requests_total),
@@ -92,6 +93,10 @@ void Metrics::on_records_received(std::int64_t records, std::int64_t bytes) {
 
 void Metrics::set_backpressure(bool active) {
   backpressure_.Set(active ? 1 : 0);
+}
+
+void Metrics::on_client_share_pause() {
+  share_pauses_.Increment();
 }
 
 void Metrics::on_client_duplicate(std::string_view outcome) {

@@ -77,6 +77,7 @@ class Metrics {
   // Per request (or per record run), never per record.
   void on_records_received(std::int64_t records, std::int64_t bytes);
   void set_backpressure(bool active);
+  void on_client_share_pause();
   // outcome: "acked" or "in_flight" (anything else is counted as "in_flight").
   void on_client_duplicate(std::string_view outcome);
   // At most kMaxClientSoftwareSeries (software, software_version) pairs get
@@ -117,6 +118,7 @@ class Metrics {
   prometheus::Gauge& buffered_bytes_;
   prometheus::Gauge& topics_followed_;
   prometheus::Gauge& backpressure_;
+  prometheus::Counter& share_pauses_;
   prometheus::Counter& duplicates_acked_;
   prometheus::Counter& duplicates_in_flight_;
   std::set<std::pair<std::string, std::string>> client_software_;  // named so far

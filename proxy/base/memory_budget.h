@@ -9,6 +9,12 @@
 // The budget never refuses a charge: it only says when it is over, and the
 // front end then stops reading (docs/design/ARCHITECTURE.md "memory"). Loop
 // thread only.
+//
+// A charge may also count into a MemoryAccount: what one client connection
+// holds, so the front end can keep each connection to its fair share
+// (docs/design/PIPELINE.md "Fair share"). The account is shared by its
+// charges: runs of a closed connection may outlive its session, and their
+// charges still count into (and release from) a live object.
 #pragma once
 
 #include <array>
@@ -49,6 +55,35 @@ constexpr std::string_view to_string(MemoryUse use) {
   return "unknown";
 }
 
+// What is charged on behalf of one client connection. Counts bytes only; the
+// budget's ledger holds the same bytes (or, for an account-only charge, the
+// pipeline charges them there itself).
+class MemoryAccount {
+ public:
+  std::size_t held() const { return held_; }
+  // Called after a release (the connection held bytes and now holds fewer),
+  // inside whatever freed them: it must not re-enter that holder.
+  void set_release_listener(std::function<void()> listener) { on_release_ = std::move(listener); }
+  // Called when held() goes from 0 to more, or back to 0.
+  void set_holding_listener(std::function<void()> listener) { on_holding_ = std::move(listener); }
+
+  void add(std::size_t n) {
+    const bool was_empty = held_ == 0;
+    held_ += n;
+    if (was_empty && n > 0 && on_holding_) on_holding_();
+  }
+  void remove(std::size_t n) {
+    held_ -= n;
+    if (held_ == 0 && n > 0 && on_holding_) on_holding_();
+    if (n > 0 && on_release_) on_release_();
+  }
+
+ private:
+  std::size_t held_ = 0;
+  std::function<void()> on_release_;
+  std::function<void()> on_holding_;
+};
+
 class MemoryBudget {
   struct Ledger {
     std::size_t limit = 0;
@@ -77,16 +112,27 @@ class MemoryBudget {
 
  public:
   // Move-only; returns its bytes when destroyed or reset. Outliving the
-  // budget is harmless (the ledger is shared).
+  // budget or the account is harmless (both are shared).
   class Charge {
    public:
     Charge() = default;
+    // Counts into `account` only: bytes the pipeline charges to the budget
+    // itself (a run's decoded records) but that a connection holds.
+    static Charge account_only(std::shared_ptr<MemoryAccount> account, std::size_t bytes) {
+      Charge c(nullptr, std::move(account), MemoryUse::kDecodedRecords);
+      c.set(bytes);
+      return c;
+    }
     Charge(Charge&& other) noexcept
-        : ledger_(std::move(other.ledger_)), use_(other.use_), bytes_(std::exchange(other.bytes_, 0)) {}
+        : ledger_(std::move(other.ledger_)),
+          account_(std::move(other.account_)),
+          use_(other.use_),
+          bytes_(std::exchange(other.bytes_, 0)) {}
     Charge& operator=(Charge&& other) noexcept {
       if (this != &other) {
         reset();
         ledger_ = std::move(other.ledger_);
+        account_ = std::move(other.account_);
         use_ = other.use_;
         bytes_ = std::exchange(other.bytes_, 0);
       }
@@ -98,39 +144,52 @@ class MemoryBudget {
 
     // Grows or shrinks to `bytes`.
     void set(std::size_t bytes) {
-      if (!ledger_ || bytes == bytes_) return;
+      if ((!ledger_ && !account_) || bytes == bytes_) return;
       if (bytes > bytes_) {
-        ledger_->add(use_, bytes - bytes_);
-      } else {
-        // Kept in a local: the listener may run and drop this Charge's owner.
-        const std::size_t less = bytes_ - bytes;
+        if (ledger_) ledger_->add(use_, bytes - bytes_);
+        if (account_) account_->add(bytes - bytes_);
         bytes_ = bytes;
-        std::shared_ptr<Ledger> ledger = ledger_;
-        ledger->remove(use_, less);
         return;
       }
+      // Kept in locals: a listener may run and drop this Charge's owner.
+      const std::size_t less = bytes_ - bytes;
       bytes_ = bytes;
+      const std::shared_ptr<Ledger> ledger = ledger_;
+      const std::shared_ptr<MemoryAccount> account = account_;
+      release(ledger, account, use_, less);
     }
     void reset() {
-      if (!ledger_) return;
-      std::shared_ptr<Ledger> ledger = std::move(ledger_);
-      const std::size_t bytes = std::exchange(bytes_, 0);
-      if (bytes > 0) ledger->remove(use_, bytes);
+      if (!ledger_ && !account_) return;
+      const std::shared_ptr<Ledger> ledger = std::move(ledger_);
+      const std::shared_ptr<MemoryAccount> account = std::move(account_);
+      release(ledger, account, use_, std::exchange(bytes_, 0));
     }
     std::size_t bytes() const { return bytes_; }
 
    private:
     friend class MemoryBudget;
-    Charge(std::shared_ptr<Ledger> ledger, MemoryUse use) : ledger_(std::move(ledger)), use_(use) {}
+    Charge(std::shared_ptr<Ledger> ledger, std::shared_ptr<MemoryAccount> account, MemoryUse use)
+        : ledger_(std::move(ledger)), account_(std::move(account)), use_(use) {}
+    // Static, on the caller's local copies: a listener may destroy this Charge. The
+    // account first, so whoever the budget's listener resumes sees this
+    // connection's account already lighter.
+    static void release(const std::shared_ptr<Ledger>& ledger, const std::shared_ptr<MemoryAccount>& account,
+                        MemoryUse use, std::size_t bytes) {
+      if (bytes == 0) return;
+      if (account) account->remove(bytes);
+      if (ledger) ledger->remove(use, bytes);
+    }
     std::shared_ptr<Ledger> ledger_;
+    std::shared_ptr<MemoryAccount> account_;
     MemoryUse use_ = MemoryUse::kRequestFrames;
     std::size_t bytes_ = 0;
   };
 
   explicit MemoryBudget(std::size_t limit) : ledger_(std::make_shared<Ledger>()) { ledger_->limit = limit; }
 
-  Charge charge(MemoryUse use, std::size_t bytes) {
-    Charge c(ledger_, use);
+  // `account` (may be null): the connection this is held for.
+  Charge charge(MemoryUse use, std::size_t bytes, std::shared_ptr<MemoryAccount> account = nullptr) {
+    Charge c(ledger_, std::move(account), use);
     c.set(bytes);
     return c;
   }

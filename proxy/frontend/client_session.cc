@@ -22,7 +22,7 @@ ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::TcpC
       id_(id),
       peer_(connection_.peer_name()),
       reader_(context_->config.max_request_bytes),
-      frames_charge_(context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, 0)) {}
+      frames_charge_(context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, 0, account_)) {}
 
 void ClientSession::start() {
   // The callbacks hold the session: a callback that closes it (and so makes
@@ -32,6 +32,7 @@ void ClientSession::start() {
   connection_.set_callbacks([self](ByteView data) { self->on_data(data); },
                             [self](int status) { self->on_peer_closed(status); });
   last_activity_ms_ = uv_now(context_->loop);
+  watch_account();
   update_reading();
 }
 
@@ -65,12 +66,12 @@ bool ClientSession::can_take_request() const {
 // reserved at their size prefix, and only they can make progress when the
 // budget is full of frames (Kafka's request memory pool works the same way).
 bool ClientSession::can_process() const {
-  return can_take_request() && (!context_->paused || admitted_ready_ > 0);
+  return can_take_request() && (admitted_ready_ > 0 || may_start_frame(unadmitted_ready_bytes()));
 }
 
 void ClientSession::update_reading() {
   if (closed_) return;
-  if (!context_->paused && admitted_ready_ < reader_.ready_frames()) {
+  if (admitted_ready_ < reader_.ready_frames() && take_frame(unadmitted_ready_bytes())) {
     admitted_ready_ = reader_.ready_frames();  // read during a pause: theirs now
     admitted_ready_bytes_ = reader_.buffered_bytes() - reader_.partial_bytes();
     charge_frames();
@@ -80,6 +81,7 @@ void ClientSession::update_reading() {
   // directory callbacks, and a request handled there would re-enter the sink.
   if (!processing_ && can_process() && (reader_.ready_frames() > 0 || stream_failure_)) schedule_processing();
   apply_read_state();
+  refresh_active();
 }
 
 bool ClientSession::finishing_admitted_frame() const {
@@ -88,8 +90,8 @@ bool ClientSession::finishing_admitted_frame() const {
 
 void ClientSession::apply_read_state() {
   if (closed_ || closing_) return;
-  const bool want = can_take_request() && (!context_->paused || finishing_admitted_frame()) && !stream_failure_ &&
-                    connection_.write_queue_bytes() <= context_->config.max_write_queue_bytes;
+  const bool want = can_take_request() && (finishing_admitted_frame() || may_start_frame(waiting_frame_bytes())) &&
+                    !stream_failure_ && connection_.write_queue_bytes() <= context_->config.max_write_queue_bytes;
   if (want && !connection_.reading()) {
     if (!admit_waiting_frame()) return;
     connection_.start_reading();
@@ -98,6 +100,10 @@ void ClientSession::apply_read_state() {
   } else if (!want && connection_.reading()) {
     connection_.stop_reading();
     partial_reading_since_ms_ = 0;
+    if (over_share()) {
+      ++context_->counters.share_pauses_total;
+      context_->observer.on_share_pause();
+    }
   }
 }
 
@@ -111,7 +117,7 @@ void ClientSession::count_admitted(std::size_t ready_before, bool was_partial) {
     ++admitted_ready_;
     admitted_ready_bytes_ += reader_.newest_ready_bytes(completed) - reader_.newest_ready_bytes(fresh);
   }
-  if (!context_->paused) {
+  if (take_frame(reader_.newest_ready_bytes(fresh))) {
     admitted_ready_ += fresh;
     admitted_ready_bytes_ += reader_.newest_ready_bytes(fresh);
   }
@@ -130,7 +136,7 @@ void ClientSession::charge_frames() {
 // if the budget has room: one at a time, as each admission is charged.
 bool ClientSession::admit_waiting_frame() {
   if (!reader_.in_partial_frame() || partial_admitted_) return true;
-  if (context_->sink.memory_budget().over()) return false;
+  if (!take_frame(waiting_frame_bytes())) return false;
   partial_admitted_ = true;
   charge_frames();
   return true;
@@ -162,7 +168,9 @@ void ClientSession::on_data(ByteView data) {
   auto appended = reader_.append(data);
   count_admitted(ready_before, was_partial);
   if (reader_.frames_started() != frames_before) {
-    partial_admitted_ = !context_->paused && !context_->sink.memory_budget().over();
+    partial_admitted_ = false;  // the previous one is complete
+    charge_frames();
+    partial_admitted_ = reader_.in_partial_frame() && take_frame(waiting_frame_bytes());
     partial_reading_since_ms_ = reader_.in_partial_frame() ? last_activity_ms_ : 0;
   } else if (!reader_.in_partial_frame()) {
     partial_reading_since_ms_ = 0;
@@ -191,7 +199,7 @@ std::shared_ptr<const Bytes> ClientSession::charged(Bytes frame) {
     MemoryCharge charge;
   };
   auto holder = std::make_shared<ChargedFrame>();
-  holder->charge = context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, frame.capacity());
+  holder->charge = context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, frame.capacity(), account_);
   holder->bytes = std::move(frame);
   charge_frames();  // after the frame's own charge, so the total never dips
   return {holder, &holder->bytes};
@@ -216,6 +224,7 @@ void ClientSession::process_frames() {
     close_after_pending(*stream_failure_);
   }
   apply_read_state();  // e.g. the pending-response cap was reached
+  refresh_active();
 }
 
 ResponseSlot ClientSession::reserve_response() {
@@ -227,7 +236,7 @@ ResponseSlot ClientSession::reserve_response() {
 void ClientSession::fill(std::uint64_t seq, Bytes frame) {
   if (closed_ || seq < first_pending_seq_ || seq - first_pending_seq_ >= pending_.size()) return;
   Pending& slot = pending_[seq - first_pending_seq_];
-  slot.charge = context_->sink.memory_budget().charge(MemoryUse::kResponses, frame.size());
+  slot.charge = context_->sink.memory_budget().charge(MemoryUse::kResponses, frame.size(), account_);
   slot.frame = std::move(frame);
   flush();
 }
@@ -286,6 +295,10 @@ void ClientSession::finish_close() {
   admitted_ready_ = 0;
   admitted_ready_bytes_ = 0;
   charge_frames();
+  // Charges of its runs outlive it; they count into an account nobody asks.
+  account_->set_release_listener(nullptr);
+  account_->set_holding_listener(nullptr);
+  refresh_active();
   connection_.close();  // detaches our callbacks
   if (context_->session_closed) context_->session_closed(id_);
 }
@@ -293,6 +306,86 @@ void ClientSession::finish_close() {
 bool ClientSession::idle(std::uint64_t now_ms) const {
   return !closed_ && !closing_ && !context_->paused && pending_.empty() && reader_.ready_frames() == 0 &&
          now_ms - last_activity_ms_ >= static_cast<std::uint64_t>(context_->config.idle_timeout_ms);
+}
+
+// docs/design/PIPELINE.md "Fair share": a new frame needs room in the budget
+// and this connection under its share of it. `announced`: the frame's size
+// when its prefix is known, 0 when deciding whether to read one.
+bool ClientSession::may_start_frame(std::size_t announced) const {
+  if (context_->stopped || over_share()) return false;
+  const MemoryBudget& budget = context_->sink.memory_budget();
+  if (!context_->paused && !budget.over()) return true;
+  // Over the budget and under its share: another connection holds more than
+  // its own (a client of a stalled partition, say). The connections under
+  // their share may hold a headroom on top, together, so they are not
+  // starved until the other's records time out; never for a lone client.
+  if (context_->active_with(counted_active_) < 2 || !context_->under_share_held) return false;
+  // The share as the asker sees it: counting itself, as it would hold what it asks for.
+  const std::size_t share = context_->fair_share(counted_active_);
+  return context_->under_share_held(share) + announced <= context_->share_headroom();
+}
+
+bool ClientSession::take_frame(std::size_t announced) {
+  if (!may_start_frame(announced)) return false;
+  const MemoryBudget& budget = context_->sink.memory_budget();
+  if ((context_->paused || budget.over()) && context_->headroom_taken) context_->headroom_taken(announced);
+  return true;
+}
+
+// Holding nothing, a connection is never over its share: one frame is always
+// admissible when the budget has room.
+bool ClientSession::over_share() const {
+  const std::size_t held = account_->held();
+  return held > 0 && held >= context_->fair_share(counted_active_);
+}
+
+std::size_t ClientSession::waiting_frame_bytes() const {
+  if (!reader_.in_partial_frame() || partial_admitted_) return 0;
+  return reader_.partial_bytes() + reader_.partial_remaining();
+}
+
+// Complete frames read while new frames could not start (one read's worth).
+std::size_t ClientSession::unadmitted_ready_bytes() const {
+  return reader_.buffered_bytes() - reader_.partial_bytes() - admitted_ready_bytes_;
+}
+
+bool ClientSession::waiting_to_start() const {
+  return (reader_.in_partial_frame() && !partial_admitted_) || reader_.ready_frames() > admitted_ready_;
+}
+
+// Active: holding bytes or waiting to start a frame; the share divides the
+// budget among these only, so a lone client gets all of it.
+void ClientSession::refresh_active() {
+  const bool active = !closed_ && (account_->held() > 0 || waiting_to_start());
+  if (active == counted_active_) return;
+  counted_active_ = active;
+  if (active) {
+    ++context_->active_connections;
+    return;
+  }
+  --context_->active_connections;
+  if (context_->share_grew) context_->share_grew();
+}
+
+// Releases run inside whoever freed the bytes (a sink completion, a write):
+// only bookkeeping here, the re-check of reads on a later loop turn.
+void ClientSession::watch_account() {
+  std::weak_ptr<ClientSession> weak = weak_from_this();
+  account_->set_holding_listener([weak] {
+    if (auto self = weak.lock()) self->refresh_active();
+  });
+  account_->set_release_listener([weak] {
+    auto self = weak.lock();
+    if (!self || self->closed_ || self->closing_ || self->connection_.reading() || self->wake_scheduled_) return;
+    if (!self->context_->defer) return;
+    self->wake_scheduled_ = true;
+    self->context_->defer([weak] {
+      if (auto s = weak.lock()) {
+        s->wake_scheduled_ = false;
+        s->update_reading();
+      }
+    });
+  });
 }
 
 }  // namespace pp

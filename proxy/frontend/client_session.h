@@ -80,6 +80,11 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::pair<std::string, std::string> client_software() const;
   bool closed() const { return closed_; }
   std::size_t pending_responses() const { return pending_.size(); }
+  // What is charged on this connection's behalf (frames, its runs' decoded
+  // records, responses): its part of the fair share.
+  const std::shared_ptr<MemoryAccount>& memory_account() const { return account_; }
+  std::size_t held_bytes() const { return account_->held(); }
+  bool reading() const { return connection_.reading(); }
   FrontendContext& context() { return *context_; }
   std::shared_ptr<FrontendContext> shared_context() const { return context_; }
 
@@ -103,6 +108,14 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::shared_ptr<const Bytes> charged(Bytes frame);
   void charge_frames();
   bool admit_waiting_frame();
+  bool may_start_frame(std::size_t announced) const;
+  bool take_frame(std::size_t announced);
+  bool over_share() const;
+  std::size_t waiting_frame_bytes() const;
+  std::size_t unadmitted_ready_bytes() const;
+  bool waiting_to_start() const;
+  void refresh_active();
+  void watch_account();
 
   std::shared_ptr<FrontendContext> context_;
   net::TcpConnection connection_;
@@ -112,6 +125,11 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::string software_name_;
   std::string software_version_;
   FrameReader reader_;
+  // Shared with every charge made for this connection; some (its runs')
+  // outlive the session, so the session only detaches its listeners.
+  std::shared_ptr<MemoryAccount> account_ = std::make_shared<MemoryAccount>();
+  bool counted_active_ = false;  // counted in context().active_connections
+  bool wake_scheduled_ = false;  // a release will re-check whether to read
   // The frames reader_ holds, partial ones at their announced size.
   MemoryCharge frames_charge_;
   // The partial frame began while reads were allowed: it may be read to its

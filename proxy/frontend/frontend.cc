@@ -28,6 +28,9 @@ Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, Top
   context_->after_submit = [this] { maybe_pause(); };
   context_->session_closed = [this](std::uint64_t id) { forget(id); };
   context_->defer = [this](std::function<void()> fn) { defer(std::move(fn)); };
+  context_->under_share_held = [this](std::size_t share) { return under_share_held(share); };
+  context_->headroom_taken = [this](std::size_t bytes) { under_share_held_ += bytes; };
+  context_->share_grew = [this] { recheck_shares(); };
 }
 
 Frontend::~Frontend() {
@@ -215,6 +218,35 @@ std::vector<std::shared_ptr<ClientSession>> Frontend::sessions_in_turn() {
     ++next_first_session_;
   }
   return out;
+}
+
+std::size_t Frontend::under_share_held(std::size_t share) {
+  const std::uint64_t now = uv_now(loop_);
+  if (under_share_held_known_ && now == under_share_held_ms_ && share == under_share_held_share_) {
+    return under_share_held_;
+  }
+  std::size_t held = 0;
+  for (const auto& [id, s] : sessions_) {
+    if (s->held_bytes() < share) held += s->held_bytes();
+  }
+  under_share_held_ = held;
+  under_share_held_ms_ = now;
+  under_share_held_share_ = share;
+  under_share_held_known_ = true;
+  return held;
+}
+
+// Fewer active connections: a larger share for each. Connections that had
+// stopped reading at their share may go on (once per loop turn at most).
+void Frontend::recheck_shares() {
+  if (share_recheck_scheduled_ || context_->stopped) return;
+  share_recheck_scheduled_ = true;
+  defer([this] {
+    share_recheck_scheduled_ = false;
+    for (auto& s : sessions_in_turn()) {
+      if (!s->reading()) s->update_reading();
+    }
+  });
 }
 
 // Idle connections are found by a sweep rather than a timer per client: one

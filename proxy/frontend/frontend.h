@@ -74,6 +74,17 @@ class Frontend {
   void defer(std::function<void()> fn);
   void start_sweep();
   std::vector<std::shared_ptr<ClientSession>> sessions_in_turn();
+  std::size_t under_share_held(std::size_t share);
+  void recheck_shares();
+
+  // Bytes held by connections under their fair share, summed at most once a
+  // loop millisecond (admissions meanwhile are added): asked per frame only
+  // while the budget is over.
+  std::size_t under_share_held_ = 0;
+  std::uint64_t under_share_held_ms_ = 0;
+  std::size_t under_share_held_share_ = 0;
+  bool under_share_held_known_ = false;
+  bool share_recheck_scheduled_ = false;
 
   uv_loop_t* loop_;
   std::shared_ptr<FrontendContext> context_;

@@ -7,6 +7,8 @@
 
 #include <uv.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -54,8 +56,27 @@ struct FrontendContext {
     return counters.backpressure_ms_total + (paused ? uv_now(loop) - paused_since_ms : 0);
   }
 
+  // Fair share of the budget (docs/design/PIPELINE.md "Fair share"), kept by
+  // the sessions: connections holding bytes or waiting to start a frame.
+  std::size_t active_connections = 0;
+  // The budget over the active connections, counting one more if the asking
+  // connection is not active yet (it would be, holding what it asks for).
+  std::size_t fair_share(bool asker_counted) const {
+    return sink.memory_budget().limit() / std::max<std::size_t>(active_with(asker_counted), 1);
+  }
+  std::size_t active_with(bool asker_counted) const { return active_connections + (asker_counted ? 0 : 1); }
+  // Over the budget, connections under their share may together hold this
+  // much more: a stalled client holding the whole budget does not starve them.
+  std::size_t share_headroom() const { return sink.memory_budget().limit() / 8; }
+
   // Hooks into Frontend.
-  std::function<void()> after_submit;                 // may pause all clients
+  std::function<void()> after_submit;  // may pause all clients
+  // Bytes held by the connections holding less than `share` (cached a loop
+  // millisecond; `headroom_taken` adds an admission to it meanwhile).
+  std::function<std::size_t(std::size_t share)> under_share_held;
+  std::function<void(std::size_t)> headroom_taken;
+  // An active connection became inactive: the others' shares grew.
+  std::function<void()> share_grew;
   std::function<void(std::uint64_t)> session_closed;  // forget the session
   // Runs `fn` on a later loop turn, outside whatever callback we are in (the
   // sink's completions must not see a submit() re-entering them).

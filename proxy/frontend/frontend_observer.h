@@ -24,6 +24,8 @@ class FrontendObserver {
   // Records accepted from a client and handed to the pipeline.
   virtual void on_records_received(std::int64_t /*records*/, std::int64_t /*bytes*/) {}
   virtual void on_backpressure(bool /*active*/) {}
+  // One connection stopped reading: it holds its fair share of the budget.
+  virtual void on_share_pause() {}
   // A Produce request from receipt to its response queued on the socket
   // (acks 1/-1), or to its records' submission (acks 0).
   virtual void on_produce_done(std::int16_t /*acks*/, std::int64_t /*duration_ms*/) {}
@@ -51,6 +53,9 @@ struct FrontendCounters {
   bool backpressure_active = false;
   std::uint64_t backpressure_pauses_total = 0;
   std::uint64_t backpressure_ms_total = 0;  // completed pauses only
+  // A connection stopped reading because it held its fair share of the
+  // budget while another connection wanted memory.
+  std::uint64_t share_pauses_total = 0;
   std::uint64_t client_duplicates_acked_total = 0;
   std::uint64_t client_duplicates_in_flight_total = 0;
   std::uint64_t client_sequence_errors_total = 0;  // OUT_OF_ORDER / INVALID_PRODUCER_EPOCH answered

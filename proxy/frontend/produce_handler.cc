@@ -126,6 +126,20 @@ void refuse_unadmitted_topics(TopicDirectory& topics, ProduceConversion& convert
   }
 }
 
+// The run's decoded records count into its connection's account (the sink
+// charges them to the budget) for as long as the run lives: its storage goes
+// with it, also when the connection has closed meanwhile.
+void charge_to_connection(ClientSession& session, RecordRun& run) {
+  struct Held {
+    std::shared_ptr<const void> storage;
+    MemoryCharge charge;
+  };
+  auto held = std::make_shared<Held>();
+  held->charge = MemoryCharge::account_only(session.memory_account(), run.size_bytes);
+  held->storage = std::move(run.storage);
+  run.storage = std::move(held);
+}
+
 // Decodes what the client sent into per-partition runs and counts it; an
 // invalid acks converts nothing (every entry is answered INVALID_REQUIRED_ACKS).
 std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std::int16_t version,
@@ -153,6 +167,9 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   ProduceConversion converted;
   if (valid_acks(acks)) converted = convert_produce_request(request, version, std::move(frame), options);
   refuse_unadmitted_topics(ctx.topics, converted);
+  for (PartitionProduce& p : converted.partitions) {
+    if (p.run.storage) charge_to_connection(session, p.run);
+  }
   for (const PartitionProduce& p : converted.partitions) {
     if (p.error != ErrorCode::kNone) {
       frontend::log().warn("{}: Produce v{} to {}-{} refused with {}: {}", session.describe(), version, p.topic,

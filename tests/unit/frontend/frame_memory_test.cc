@@ -54,8 +54,9 @@ TEST_F(FrameMemoryTest, AFrameBegunOverTheBudgetWaitsWhileOneAdmittedBeforeIsFin
   // the budget over.
   ASSERT_TRUE(a->write_raw(ByteView(big).subspan(0, 1000)));
   ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->backpressure_active(); }));
-  // b begins a frame now: not admitted, so it is charged only what was read.
-  const Bytes small = big_produce(1, 3000, 1);
+  // b begins a frame now, larger than the fair-share headroom (1/8 of the
+  // budget, FairShareTest): not admitted, so it is charged only what was read.
+  const Bytes small = big_produce(1, 9000, 1);
   ASSERT_TRUE(b->write_raw(ByteView(small).subspan(0, 100)));
   test::run_for(&loop_, 100);
   EXPECT_LT(sink_.buffered(MemoryUse::kRequestFrames), big.size() + small.size() - 200)

@@ -1,0 +1,111 @@
+// Fair share of the one memory budget (issue 14, docs/design/PIPELINE.md
+// "Fair share"): a connection alone may fill the budget; once another
+// connection wants memory, one holding its share (budget / active
+// connections) starts no new frame while the other's frames are admitted;
+// and a connection holding the whole budget (its partition stalled) does not
+// starve a newcomer, who gets a bounded headroom over the budget.
+#include <gtest/gtest.h>
+
+#include "frontend_test_support.h"
+#include "produce_test_support.h"
+
+namespace pp {
+namespace {
+
+using FairShareTest = test::FrontendFixture;
+
+// A Produce frame (with its size prefix) of roughly `bytes`, acks=1.
+Bytes produce_of(std::int32_t correlation_id, std::size_t bytes, std::int32_t partition) {
+  std::vector<test::TestRecord> records;
+  for (std::size_t i = 0; i * 1000 < bytes; ++i) records.push_back({"k", std::string(1000, 'v')});
+  return test::produce_frame(2, correlation_id, 1,
+                             {{"orders", partition, test::legacy_set(1, CompressionCodec::kNone, records)}});
+}
+
+bool submitted_to(const test::FakeSink& sink, std::int32_t partition, std::size_t n) {
+  std::size_t seen = 0;
+  for (const auto& s : sink.submissions) seen += s.partition == partition ? 1 : 0;
+  return seen >= n;
+}
+
+TEST_F(FairShareTest, AConnectionAloneGetsTheWholeBudget) {
+  sink_.set_budget(200000);
+  start();
+  auto a = connect();
+  // Six 20 KB frames, none completed: about 130 KB held, well over half the
+  // budget. Alone, the connection is entitled to all of it.
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(a->write_raw(produce_of(i, 20000, 0)));
+  ASSERT_TRUE(wait_for_submissions(6)) << "a lone client is not held to a fraction of the budget";
+  EXPECT_GT(sink_.buffered(), 100000u);
+  EXPECT_EQ(frontend_->counters().share_pauses_total, 0u);
+}
+
+TEST_F(FairShareTest, AConnectionOverItsShareWaitsWhileAnotherIsAdmitted) {
+  sink_.set_budget(200000);
+  start();
+  auto a = connect();
+  auto b = connect();
+  ASSERT_TRUE(a->write_raw(produce_of(1, 60000, 0)));
+  ASSERT_TRUE(a->write_raw(produce_of(2, 60000, 0)));
+  ASSERT_TRUE(wait_for_submissions(2)) << "alone, a takes more than half the budget";
+  const Bytes b1 = produce_of(1, 2000, 1);
+  ASSERT_TRUE(b->write_raw(b1));
+  ASSERT_TRUE(wait_for_submissions(3)) << "b holds nothing: its frame is admitted";
+  ASSERT_LT(sink_.buffered(), 200000u) << "the budget itself still has room";
+
+  // Two connections want memory: a (about 125 KB) is over its half.
+  ASSERT_TRUE(a->write_raw(produce_of(3, 30000, 0)));
+  test::run_for(&loop_, 200);
+  EXPECT_FALSE(submitted_to(sink_, 0, 3)) << "a's next frame waits: a holds its share";
+  EXPECT_GE(frontend_->counters().share_pauses_total, 1u);
+  ASSERT_TRUE(b->write_raw(produce_of(2, 2000, 1)));
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return submitted_to(sink_, 1, 2); }))
+      << "b, under its share, is admitted meanwhile";
+
+  // a's records are delivered: it is under its share again and goes on.
+  sink_.complete(0, 0);
+  sink_.complete(1, 10);
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return submitted_to(sink_, 0, 3); })) << "a resumes below its share";
+  EXPECT_TRUE(a->read_frame());
+  EXPECT_TRUE(a->read_frame());
+}
+
+TEST_F(FairShareTest, ANewcomerIsAdmittedWhileAnotherHoldsTheWholeBudget) {
+  sink_.set_budget(100000);
+  start();
+  auto hog = connect();
+  ASSERT_TRUE(hog->write_raw(produce_of(1, 60000, 0)));
+  ASSERT_TRUE(hog->write_raw(produce_of(2, 60000, 0)));
+  ASSERT_TRUE(wait_for_submissions(2));
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->backpressure_active(); }))
+      << "the hog alone filled the budget (its partition never answers)";
+
+  auto newcomer = connect();
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t before = sink_.submissions.size();
+    ASSERT_TRUE(newcomer->write_raw(produce_of(i, 3000, 1)));
+    ASSERT_TRUE(wait_for_submissions(before + 1)) << "frame " << i << ": the newcomer is admitted in the headroom";
+    sink_.complete(before, 100 + i);
+    ASSERT_TRUE(newcomer->read_frame()) << "and answered";
+  }
+  EXPECT_TRUE(frontend_->backpressure_active()) << "the budget is still over: only the headroom served";
+  ASSERT_TRUE(hog->write_raw(produce_of(3, 2000, 0)));
+  test::run_for(&loop_, 200);
+  EXPECT_FALSE(submitted_to(sink_, 0, 3)) << "the hog takes nothing more";
+
+  // The headroom is a bound, not a second budget: a frame larger than it
+  // waits for the budget itself.
+  const std::size_t before = sink_.submissions.size();
+  ASSERT_TRUE(newcomer->write_raw(produce_of(9, 20000, 1)));
+  test::run_for(&loop_, 200);
+  EXPECT_EQ(sink_.submissions.size(), before) << "over the headroom (1/8 of the budget): waits";
+  EXPECT_LT(sink_.buffered(), 100000u + 60000u + 100000u / 8) << "held within the budget, the hog's last frame and "
+                                                                 "the headroom";
+  sink_.complete(0, 0);
+  sink_.complete(1, 60);
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return submitted_to(sink_, 1, 4); }))
+      << "once the hog's records are delivered the budget has room again";
+}
+
+}  // namespace
+}  // namespace pp
