@@ -31,6 +31,20 @@
 
 namespace pp::e2e {
 
+// A field of the JSON lines the client scripts print, without a JSON library.
+inline std::string json_field(const std::string& line, const std::string& name) {
+  const std::string tag = "\"" + name + "\": ";
+  std::size_t at = line.find(tag);
+  if (at == std::string::npos) return {};
+  at += tag.size();
+  if (line[at] == '"') {
+    const std::size_t end = line.find('"', at + 1);
+    return line.substr(at + 1, end - at - 1);
+  }
+  const std::size_t end = line.find_first_of(",}", at);
+  return line.substr(at, end - at);
+}
+
 inline std::int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();

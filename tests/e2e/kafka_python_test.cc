@@ -25,20 +25,6 @@ struct Sent {
   bool headers = false;
 };
 
-// The few fields of the script's JSON lines, without a JSON library.
-std::string field(const std::string& line, const std::string& name) {
-  const std::string tag = "\"" + name + "\": ";
-  std::size_t at = line.find(tag);
-  if (at == std::string::npos) return {};
-  at += tag.size();
-  if (line[at] == '"') {
-    const std::size_t end = line.find('"', at + 1);
-    return line.substr(at + 1, end - at - 1);
-  }
-  const std::size_t end = line.find_first_of(",}", at);
-  return line.substr(at, end - at);
-}
-
 class KafkaPythonThroughProxy : public ::testing::TestWithParam<PythonCase> {};
 
 TEST_P(KafkaPythonThroughProxy, AllAcksAndCodecsLandOnceWithUpstreamOffsets) {
@@ -64,12 +50,12 @@ TEST_P(KafkaPythonThroughProxy, AllAcksAndCodecsLandOnceWithUpstreamOffsets) {
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
-    Sent s{field(line, "topic"),
-           field(line, "key"),
-           std::stoi(field(line, "partition")),
-           std::stoll(field(line, "offset")),
-           std::stoll(field(line, "timestamp")),
-           field(line, "headers") == "true"};
+    Sent s{json_field(line, "topic"),
+           json_field(line, "key"),
+           std::stoi(json_field(line, "partition")),
+           std::stoll(json_field(line, "offset")),
+           std::stoll(json_field(line, "timestamp")),
+           json_field(line, "headers") == "true"};
     by_topic[s.topic].push_back(s);
   }
   ASSERT_EQ(by_topic.size(), 6u) << produced.out << produced.err;

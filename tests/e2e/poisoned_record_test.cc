@@ -19,20 +19,6 @@ struct Told {
   std::string error;
 };
 
-// The few fields of the script's JSON lines, without a JSON library.
-std::string json_field(const std::string& line, const std::string& name) {
-  const std::string tag = "\"" + name + "\": ";
-  std::size_t at = line.find(tag);
-  if (at == std::string::npos) return {};
-  at += tag.size();
-  if (line[at] == '"') {
-    const std::size_t end = line.find('"', at + 1);
-    return line.substr(at + 1, end - at - 1);
-  }
-  const std::size_t end = line.find_first_of(",}", at);
-  return line.substr(at, end - at);
-}
-
 std::vector<Told> parse(const std::string& out) {
   std::vector<Told> told;
   std::istringstream lines(out);

@@ -13,16 +13,6 @@
 namespace pp::testing {
 namespace {
 
-class CountingObserver final : public PipelineObserver {
- public:
-  void on_ambiguous_renumbered(std::string_view reason, std::int64_t batches) override {
-    ambiguous[std::string(reason)] += batches;
-  }
-  void on_epoch_bump(std::string_view reason) override { ++bumps[std::string(reason)]; }
-  std::map<std::string, std::int64_t> ambiguous;
-  std::map<std::string, std::int64_t> bumps;
-};
-
 class IsolationTest : public PipelineFixture {
  public:
   void SetUp() override {

@@ -3,13 +3,27 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "tests/support/record_runs.h"
 #include "tests/unit/pipeline/scripted_upstream.h"
 
 namespace pp::testing {
+
+// Counts epoch bumps and renumbered ambiguous batches by reason.
+class CountingObserver final : public PipelineObserver {
+ public:
+  void on_ambiguous_renumbered(std::string_view reason, std::int64_t batches) override {
+    ambiguous[std::string(reason)] += batches;
+  }
+  void on_epoch_bump(std::string_view reason) override { ++bumps[std::string(reason)]; }
+  std::map<std::string, std::int64_t> ambiguous;
+  std::map<std::string, std::int64_t> bumps;
+};
 
 class PipelineFixture : public ::testing::Test {
  public:
