@@ -133,15 +133,16 @@ class BrokerServer::Session {
       Pending p = std::move(queue_.front());
       queue_.pop_front();
       release(p.held);
-      if (p.drop) {
-        if (p.close_instead) {
-          log().debug("broker {}: dropping a Produce response and closing {}", server_.id_, peer_);
-          close();
-          return;
-        }
-        log().debug("broker {}: dropping a Produce response to {}", server_.id_, peer_);
-        continue;
+      if (p.drop && p.close_instead) {
+        log().debug("broker {}: dropping a Produce response and closing {}", server_.id_, peer_);
+        close();
+        return;
       }
+      if (p.drop && !return_path_dead_) {
+        log().debug("broker {}: dropping a Produce response to {}; nothing more is written to it", server_.id_, peer_);
+        return_path_dead_ = true;
+      }
+      if (return_path_dead_) continue;
       connection_.write(p.recompute ? p.recompute() : std::move(p.frame));
     }
     if (!closed_ && !queue_.empty()) {
@@ -156,6 +157,7 @@ class BrokerServer::Session {
   std::string peer_;
   std::deque<Pending> queue_;
   bool closed_ = false;
+  bool return_path_dead_ = false;  // after a silent drop (DropMode::kSilent)
 };
 
 BrokerServer::BrokerServer(uv_loop_t* loop, ClusterState& cluster, BrokerId id)

@@ -60,7 +60,12 @@ enum class InitProducerIdMode : std::uint8_t {
 
 // How an injected "append, then drop the response" fault ends.
 enum class DropMode : std::uint8_t {
-  // Nothing is written; the client learns only from its request timeout.
+  // The connection's return path goes dead: neither this response nor any
+  // later one on it is written (requests still arrive and are appended), and
+  // the client learns only from its request timeout. Kafka answers a
+  // connection's requests in order, so a lost response can never be followed
+  // by a later one; a client that saw that would advance past the lost batch
+  // and retry it outside the dedup window.
   kSilent,
   // The connection is closed where the response would have gone: a network
   // cut after the append. Clients fail every in-flight request at once.

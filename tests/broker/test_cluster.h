@@ -79,7 +79,8 @@ class TestCluster {
   // Every response leaves this long after its request arrived.
   void set_rtt_ms(std::uint32_t rtt_ms);
   // Each Produce response is, with probability `rate`, dropped after the
-  // append: silently, or by closing the connection in its place.
+  // append: silently (and every later response on that connection with it,
+  // DropMode::kSilent), or by closing the connection in its place.
   Status drop_responses(double rate, DropMode mode = DropMode::kSilent);
   // The next `count` produces to the partition's leader get `error`. Errors
   // Kafka returns after appending (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
