@@ -88,6 +88,10 @@ struct TestClusterOptions {
   // Cap on how long an empty Fetch is parked (the client's max_wait_ms is
   // honoured up to this), so consumers long-poll instead of spinning.
   std::uint32_t max_fetch_wait_ms = 1000;
+  // Per-partition bound on stored batch bytes: past it the oldest payloads are
+  // released and the log start advances (PartitionLog). 0 keeps everything,
+  // which tests that read the whole log back rely on.
+  std::size_t retain_log_bytes = 0;
 };
 
 // Checks counts, names and RETAIN >= 5; the message says what is wrong.

@@ -79,6 +79,7 @@ Status ClusterState::create_topic(const TopicSpec& spec) {
     p->topic_id = t->id;
     p->index = i;
     p->topic_retain = spec.retain;
+    p->log.set_retention_bytes(options_.retain_log_bytes);
     // Leaders spread round-robin across brokers and topics, as Kafka's
     // replica assignment does.
     p->leader = brokers_[partitions_created_++ % brokers_.size()].id;

@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
   app.add_option("--legacy-brokers", options.legacy_brokers,
                  "the last K brokers are pre-KIP-1269 (Produce <= v13, window 5)");
   app.add_option("--rtt-ms", options.rtt_ms, "delay every response by this much");
+  app.add_option("--retain-log-bytes", options.retain_log_bytes,
+                 "per partition: release the oldest batches' payload past this many bytes (0 = keep all)")
+      ->check(CLI::NonNegativeNumber);  // CLI11 would wrap "-1" into a huge size_t
   auto* seed_option = app.add_option("--seed", seed, "seed for topic ids and fault dice");
   try {
     app.parse(argc, argv);

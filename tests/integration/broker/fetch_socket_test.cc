@@ -1,6 +1,7 @@
 // Fetch and ListOffsets over sockets: stored batches served as appended
 // (offsets and leader epoch filled in), an empty fetch parked up to
-// max_wait_ms, fencing by leader epoch (KIP-320).
+// max_wait_ms, fencing by leader epoch (KIP-320), and the log start that
+// --retain-log-bytes advances.
 #include <gtest/gtest.h>
 
 #include "proxy/protocol/messages/fetch.h"
@@ -131,6 +132,76 @@ TEST_F(FetchOverSockets, ListOffsetsEarliestLatestAndByTimestamp) {
     const std::int64_t want = ts == kListOffsetsEarliest ? 0 : ts == kListOffsetsLatest ? 6 : 1;
     EXPECT_EQ(p.offset, want) << ts;
   }
+}
+
+// Four batches of two records with room for the payload of two: offsets 0-3
+// are released, so the log starts at 4.
+class FetchWithRetention : public ::testing::Test {
+ protected:
+  FetchWithRetention() : cluster_(options()) {}
+  static TestClusterOptions options() {
+    TestClusterOptions o;
+    o.brokers = 1;
+    o.seed = 5;
+    o.topics = {{"t", 1, 5}};
+    o.retain_log_bytes = 2 * make_batch({.sequence = 0, .records = 2}).size() + 1;
+    return o;
+  }
+  void SetUp() override {
+    cluster_.start();
+    BlockingClient c(cluster_.port(1));
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_TRUE(c.send(produce_request("t", 0, make_batch({.sequence = 2 * i, .records = 2})), 9, i));
+      auto resp = c.receive<ProduceResponse>(9);
+      ASSERT_TRUE(resp);
+      ASSERT_EQ(resp->responses.at(0).partition_responses.at(0).error_code, ErrorCode::kNone);
+    }
+  }
+  ListOffsetsPartitionResponse list_offsets(std::int64_t timestamp) {
+    BlockingClient c(cluster_.port(1));
+    ListOffsetsRequest req;
+    req.replica_id = -1;
+    req.topics = {ListOffsetsTopic{"t", {ListOffsetsPartition{0, -1, timestamp, {}}}, {}}};
+    EXPECT_TRUE(c.send(req, 7, 1));
+    auto resp = c.receive<ListOffsetsResponse>(7);
+    EXPECT_TRUE(resp);
+    return resp ? resp->topics.at(0).partitions.at(0) : ListOffsetsPartitionResponse{};
+  }
+  TestCluster cluster_;
+};
+
+TEST_F(FetchWithRetention, BelowTheLogStartIsOutOfRangeAndTheStartServes) {
+  BlockingClient c(cluster_.port(1));
+  ASSERT_TRUE(c.send(fetch_request("t", 0, 3, 0), 12, 1));
+  auto resp = c.receive<FetchResponse>(12);
+  ASSERT_TRUE(resp);
+  const auto& below = resp->responses.at(0).partitions.at(0);
+  EXPECT_EQ(below.error_code, ErrorCode::kOffsetOutOfRange);
+  EXPECT_EQ(below.log_start_offset, 4);
+
+  ASSERT_TRUE(c.send(fetch_request("t", 0, 4, 0), 12, 2));
+  resp = c.receive<FetchResponse>(12);
+  ASSERT_TRUE(resp);
+  const auto& at_start = resp->responses.at(0).partitions.at(0);
+  EXPECT_EQ(at_start.error_code, ErrorCode::kNone);
+  EXPECT_EQ(at_start.log_start_offset, 4);
+  EXPECT_EQ(at_start.high_watermark, 8);
+  ASSERT_TRUE(at_start.records.data);
+  auto split = split_record_batches(*at_start.records.data);
+  ASSERT_TRUE(split);
+  ASSERT_EQ(split->batches.size(), 2u);
+  auto header = decode_record_batch_header(split->batches[0]);
+  ASSERT_TRUE(header);
+  EXPECT_EQ(header->base_offset, 4);
+  // Every record is still counted: retention frees payloads, not history.
+  EXPECT_EQ(cluster_.records("t", 0).size(), 8u);
+}
+
+TEST_F(FetchWithRetention, ListOffsetsEarliestIsTheLogStart) {
+  EXPECT_EQ(list_offsets(kListOffsetsEarliest).offset, 4);
+  EXPECT_EQ(list_offsets(kListOffsetsLatest).offset, 8);
+  // The released records' timestamps (base+0, base+1) no longer answer.
+  EXPECT_EQ(list_offsets(std::int64_t{1'700'000'000'000}).offset, 4);
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The standalone test-cluster binary, driven as a script would drive it
 // (docs/design/INTERFACES.md, Test cluster): the README's KIP-1269 walk-through, a topic
-// with RETAIN 20 on KIP-1269 brokers and one on a legacy broker.
+// with RETAIN 20 on KIP-1269 brokers and one on a legacy broker, and the
+// --retain-log-bytes bound.
 #include <gtest/gtest.h>
 
 #include <regex>
 
+#include "proxy/protocol/messages/list_offsets.h"
 #include "proxy/protocol/messages/metadata.h"
 #include "tests/integration/broker/blocking_client.h"
 #include "tests/integration/broker/broker_test_util.h"
@@ -135,6 +137,34 @@ TEST_F(TestClusterBinary, SigtermStopsIt) {
   EXPECT_EQ(child_.wait_exit(5s), 0);
 }
 
+TEST(TestClusterBinaryRetention, RetainLogBytesAdvancesTheLogStart) {
+  // Room for the payload of two batches of two records: four batches start the log at 4.
+  const std::size_t bound = 2 * make_batch({.sequence = 0, .records = 2}).size() + 1;
+  ChildProcess child({kBinary, "--brokers", "1", "--topic", "t:1", "--retain-log-bytes", std::to_string(bound)});
+  ASSERT_TRUE(child.started());
+  auto first = child.read_line();
+  ASSERT_TRUE(first) << "no bootstrap line";
+  const auto ports = ports_of(*first);
+  ASSERT_EQ(ports.size(), 1u) << *first;
+  BlockingClient c(ports[0]);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(c.send(produce_request("t", 0, make_batch({.sequence = 2 * i, .records = 2})), 9, i));
+    auto resp = c.receive<ProduceResponse>(9);
+    ASSERT_TRUE(resp);
+    ASSERT_EQ(resp->responses.at(0).partition_responses.at(0).error_code, ErrorCode::kNone);
+  }
+  ListOffsetsRequest req;
+  req.replica_id = -1;
+  req.topics = {ListOffsetsTopic{"t", {ListOffsetsPartition{0, -1, kListOffsetsEarliest, {}}}, {}}};
+  ASSERT_TRUE(c.send(req, 7, 9));
+  auto earliest = c.receive<ListOffsetsResponse>(7);
+  ASSERT_TRUE(earliest);
+  EXPECT_EQ(earliest->topics.at(0).partitions.at(0).offset, 4);
+  EXPECT_NE(child.command("stats").value_or("").find("\"records\":8,"), std::string::npos);  // all still counted
+  child.close_stdin();
+  EXPECT_EQ(child.wait_exit(5s), 0);
+}
+
 TEST(TestClusterBinaryUsage, BadArgumentsExitWithTwo) {
   ChildProcess low_retain({kBinary, "--brokers", "1", "--topic", "t:1:3"});
   EXPECT_EQ(low_retain.wait_exit(5s), 2);
@@ -142,6 +172,8 @@ TEST(TestClusterBinaryUsage, BadArgumentsExitWithTwo) {
   EXPECT_EQ(no_brokers.wait_exit(5s), 2);
   ChildProcess too_many_legacy({kBinary, "--brokers", "1", "--legacy-brokers", "2"});
   EXPECT_EQ(too_many_legacy.wait_exit(5s), 2);
+  ChildProcess negative_retention({kBinary, "--brokers", "1", "--retain-log-bytes", "-1"});
+  EXPECT_EQ(negative_retention.wait_exit(5s), 2);
 }
 
 }  // namespace
