@@ -18,6 +18,14 @@ bool in_sequence(std::int32_t last, std::int32_t next) {
   return static_cast<std::int64_t>(next) == static_cast<std::int64_t>(last) + 1 || (next == 0 && last == kInt32Max);
 }
 
+// True when `first` lies ahead of last + 1 (a gap), sequences wrapping at
+// INT32_MAX; a batch behind `last` is not ahead of it.
+bool ahead_of_next(std::int32_t last, std::int32_t first) {
+  constexpr std::int64_t kSpace = static_cast<std::int64_t>(kInt32Max) + 1;
+  const std::int64_t distance = ((static_cast<std::int64_t>(first) - last - 1) % kSpace + kSpace) % kSpace;
+  return distance > 0 && distance < kSpace / 2;
+}
+
 std::string describe(const ClientBatch& b) {
   return "producer " + std::to_string(b.producer_id) + " epoch " + std::to_string(b.epoch) + " sequences " +
          std::to_string(b.first_sequence) + ".." + std::to_string(b.last_sequence);
@@ -116,6 +124,17 @@ std::optional<BatchCheck> ClientProducers::find_duplicate(Producer& producer, Pa
       case BatchState::kInFlight:
         return BatchCheck{BatchVerdict::kDuplicateInFlight, r.handle, {}};
       case BatchState::kFailed: {
+        // After a rewind (complete()) the failed batches go again in
+        // sequence order; one ahead of its turn is a gap, as on a broker.
+        if (r.epoch == state.epoch && ahead_of_next(state.last_sequence, r.first_sequence)) {
+          return BatchCheck{BatchVerdict::kReject, 0,
+                            ClientBatchOutcome{ErrorCode::kOutOfOrderSequenceNumber, -1, -1, -1,
+                                               describe(batch) + ": expected first sequence after " +
+                                                   std::to_string(state.last_sequence)}};
+        }
+        if (r.epoch == state.epoch && in_sequence(state.last_sequence, r.first_sequence)) {
+          state.last_sequence = r.last_sequence;
+        }
         r.state = BatchState::kInFlight;
         r.handle = next_handle_++;
         in_flight_[r.handle] = InFlight{batch.producer_id, key, {}};
@@ -142,6 +161,22 @@ std::optional<ErrorCode> ClientProducers::sequence_error(const PartitionState& s
   if (in_sequence(state.last_sequence, batch.first_sequence)) return std::nullopt;
   message = describe(batch) + ": expected first sequence after " + std::to_string(state.last_sequence);
   return ErrorCode::kOutOfOrderSequenceNumber;
+}
+
+// A failed batch is not in the log, so when nothing after it was
+// acknowledged or is still in flight, the partition's sequence goes back to
+// just before the first failed one: a later batch is then refused as a gap
+// (OUT_OF_ORDER_SEQUENCE_NUMBER), as a broker would, instead of reaching the
+// log ahead of the failed one's retry (CLIENT_DEDUP.md rule 4).
+void ClientProducers::rewind_to_failed_tail(PartitionState& state) {
+  auto first_failed = state.batches.end();
+  for (auto it = state.batches.end(); it != state.batches.begin();) {
+    --it;
+    if (it->state != BatchState::kFailed || it->epoch != state.epoch) break;
+    first_failed = it;
+  }
+  if (first_failed == state.batches.end()) return;
+  state.last_sequence = first_failed->first_sequence == 0 ? -1 : first_failed->first_sequence - 1;
 }
 
 void ClientProducers::trim(PartitionState& state) {
@@ -238,6 +273,7 @@ std::vector<BatchWaiter> ClientProducers::complete(std::uint64_t handle, const C
     r.outcome = outcome;
     break;
   }
+  if (outcome.error != ErrorCode::kNone) rewind_to_failed_tail(state->second);
   trim(state->second);
   return std::move(done.waiters);
 }

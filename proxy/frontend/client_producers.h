@@ -158,6 +158,7 @@ class ClientProducers {
   std::optional<ErrorCode> sequence_error(const PartitionState& state, const ClientBatch& batch,
                                           std::string& message) const;
   BatchCheck append(Producer& producer, PartitionState& state, const PartitionKey& key, const ClientBatch& batch);
+  void rewind_to_failed_tail(PartitionState& state);
   void trim(PartitionState& state);
   void uncount(const Producer& producer);
   void maybe_expire(std::uint64_t now_ms);

@@ -273,3 +273,61 @@ TEST(ClientBatchSequence, LastSequenceWraps) {
 
 }  // namespace
 }  // namespace pp
+
+namespace pp {
+namespace {
+
+const ClientBatchOutcome kTimedOut{ErrorCode::kRequestTimedOut, -1, -1, -1, "delivery timeout"};
+const ClientBatchOutcome kWritten{ErrorCode::kNone, 7, -1, 0, {}};
+
+// A failed batch is not in the log: what follows it is a gap until it is
+// retried, as on a broker, so nothing reaches the log ahead of its retry.
+TEST(ClientDedupOrder, AfterAFailureTheNextNewBatchIsAGapUntilTheRetry) {
+  ClientProducers producers(ClientProducersConfig{});
+  producers.complete(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 1).handle, kWritten);
+  producers.complete(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 2).handle, kTimedOut);
+  BatchCheck next = producers.check("t", 0, ClientBatch{kPid, 0, 10, 14}, 3);
+  EXPECT_EQ(next.verdict, BatchVerdict::kReject);
+  EXPECT_EQ(next.outcome.error, ErrorCode::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 4).verdict, BatchVerdict::kAppend);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 10, 14}, 5).verdict, BatchVerdict::kAppend);
+}
+
+TEST(ClientDedupOrder, FailedBatchesGoAgainInSequenceOrder) {
+  ClientProducers producers(ClientProducersConfig{});
+  const std::uint64_t a = producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 1).handle;
+  const std::uint64_t b = producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 1).handle;
+  producers.complete(a, kTimedOut);
+  producers.complete(b, kTimedOut);
+  BatchCheck early = producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 2);
+  EXPECT_EQ(early.verdict, BatchVerdict::kReject) << "the second failed batch before the first";
+  EXPECT_EQ(early.outcome.error, ErrorCode::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 3).verdict, BatchVerdict::kAppend);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 4).verdict, BatchVerdict::kAppend);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 10, 10}, 5).verdict, BatchVerdict::kAppend);
+}
+
+TEST(ClientDedupOrder, NoRewindPastABatchThatIsInFlightOrAcknowledged) {
+  ClientProducers producers(ClientProducersConfig{});
+  const std::uint64_t a = producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 1).handle;
+  const std::uint64_t b = producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 1).handle;
+  producers.complete(a, kTimedOut);
+  // b is still in flight: the partition's sequence stays after it.
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 10, 14}, 2).verdict, BatchVerdict::kAppend);
+  producers.complete(b, kWritten);
+  // The known limit (CLIENT_DEDUP.md): the retry of a, whose successor is
+  // already in the log, is still sent.
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 3).verdict, BatchVerdict::kAppend);
+}
+
+TEST(ClientDedupOrder, RewindAcrossTheSequenceWrap) {
+  ClientProducers producers(ClientProducersConfig{});
+  producers.complete(producers.check("t", 0, ClientBatch{kPid, 0, kMax - 4, kMax}, 1).handle, kWritten);
+  producers.complete(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 2).handle, kTimedOut);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 3).outcome.error, ErrorCode::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 4).verdict, BatchVerdict::kAppend);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 5).verdict, BatchVerdict::kAppend);
+}
+
+}  // namespace
+}  // namespace pp
