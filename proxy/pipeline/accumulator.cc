@@ -105,15 +105,24 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   return batch;
 }
 
+// A run that expires takes the runs queued behind it with it (PIPELINE.md
+// C.9): sent later, they would reach the log ahead of the expired run's
+// retry, and a broker would have refused them as a gap anyway.
 void Accumulator::expire_queued(PartitionState& p, std::int64_t now) {
   auto& queue = p.queued_runs();
-  while (!queue.empty() && queue.front()->records_batched == 0 &&
-         now - queue.front()->enqueued_ms >= config_.delivery_timeout_ms) {
+  if (queue.empty() || queue.front()->records_batched != 0 ||
+      now - queue.front()->enqueued_ms < config_.delivery_timeout_ms) {
+    return;
+  }
+  bool first = true;
+  while (!queue.empty() && queue.front()->records_batched == 0) {
     auto run = queue.front();
     queue.pop_front();
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
     run->result.error = ErrorCode::kRequestTimedOut;
-    run->result.error_message = "delivery timeout before the records were sent";
+    run->result.error_message =
+        first ? "delivery timeout before the records were sent" : "queued behind records whose delivery timed out";
+    first = false;
     observer_.on_records_failed(ErrorCode::kRequestTimedOut, static_cast<std::int64_t>(run->run.records.size()));
     run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
     finish_run(*run);

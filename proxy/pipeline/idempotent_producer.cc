@@ -285,11 +285,18 @@ void IdempotentProducer::expire(std::int64_t now) {
       }
       spdlog::warn("{}: batch seq {}..{} expired after {} attempts; outcome unknown", tp.to_string(), b->base_sequence,
                    b->last_sequence(), b->attempts);
-      p->mark_unresolved(b);
-      fail_batch(*p, b, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
+      expire_sent_batch(*p, b);
     }
   }
   for (std::int32_t node : reset_nodes) upstream_.reset_connection(node);
+}
+
+void IdempotentProducer::expire_sent_batch(PartitionState& p, const BatchPtr& batch) {
+  p.mark_unresolved(batch);
+  fail_batch(p, batch, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
+  // As for a run that expires unsent: what is queued behind must not reach
+  // the log ahead of the expired records' retry.
+  accumulator_.fail_queued(p, ErrorCode::kRequestTimedOut, "queued behind records whose delivery timed out");
 }
 
 void IdempotentProducer::resolve_sequences() {

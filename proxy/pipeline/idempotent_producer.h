@@ -142,6 +142,9 @@ class IdempotentProducer final : public RecordSink {
   void complete_batch(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
                       const ProducePartitionResponse* response);
   void fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error, const std::string& message);
+  // C.9: a sent batch past its delivery timeout fails, its outcome unknown,
+  // and takes the runs queued behind it with it.
+  void expire_sent_batch(PartitionState& p, const BatchPtr& batch);
 
   PipelineConfig config_;
   UpstreamPort& upstream_;

@@ -176,8 +176,7 @@ void IdempotentProducer::retry_later(PartitionState& p, const BatchPtr& b, Error
   if (now - b->created_ms >= config_.delivery_timeout_ms) {
     spdlog::warn("{}: batch seq {}..{} reached its delivery timeout after {} attempts (last error {})",
                  b->tp.to_string(), b->base_sequence, b->last_sequence(), b->attempts, error_name(error));
-    p.mark_unresolved(b);
-    fail_batch(p, b, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
+    expire_sent_batch(p, b);
     return;
   }
   const std::int64_t backoff = retry_backoff_ms(config_, b->attempts - 1);

@@ -27,6 +27,26 @@ TEST_F(TimeoutTest, ARunThatNeverLeftExpiresWithoutUsingASequence) {
   EXPECT_TRUE(producer->idle() == false);
 }
 
+TEST_F(TimeoutTest, AnExpiredRunTakesTheRunsQueuedBehindItWithIt) {
+  config.delivery_timeout_ms = 1000;
+  start();
+  submit("t", 0, 1, "a");  // no metadata: nothing can be sent
+  clock.advance(600);
+  submit("t", 0, 1, "b");
+  clock.advance(400);  // a's deadline; b has 600 ms left
+  poll();
+  ASSERT_TRUE(results[0].has_value());
+  ASSERT_TRUE(results[1].has_value()) << "sent later, b would reach the log ahead of a's retry";
+  EXPECT_EQ(results[0]->error, ErrorCode::kRequestTimedOut);
+  EXPECT_EQ(results[1]->error, ErrorCode::kRequestTimedOut);
+  EXPECT_NE(results[1]->error_message.find("queued behind"), std::string::npos) << results[1]->error_message;
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  submit("t", 0, 1, "c");  // arrives after the expiry: sent as usual
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  EXPECT_EQ(upstream.outstanding.front().batches[0].base_sequence, 0);
+}
+
 TEST_F(TimeoutTest, AnExpiredInFlightBatchClosesTheConnectionAndLeavesTheSequenceUnresolved) {
   config.delivery_timeout_ms = 1000;
   start();
@@ -49,6 +69,12 @@ TEST_F(TimeoutTest, AnExpiredInFlightBatchClosesTheConnectionAndLeavesTheSequenc
   // that happens in the same poll, before anything new is sent).
   EXPECT_EQ(producer->identity().epoch.value, 1);
   EXPECT_FALSE(state("t", 0).unresolved_next().has_value());
+  // c, queued behind b, fails with it: sent now, it would be in the log
+  // ahead of b's retry by its client (PIPELINE.md C.9).
+  ASSERT_TRUE(results[2].has_value());
+  EXPECT_EQ(results[2]->error, ErrorCode::kRequestTimedOut);
+  EXPECT_NE(results[2]->error_message.find("queued behind"), std::string::npos) << results[2]->error_message;
+  submit("t", 0, 1, "d");  // after the expiry: sent as usual, under the new epoch
   poll();
   ASSERT_EQ(upstream.outstanding.size(), 1u);
   EXPECT_EQ(upstream.outstanding.front().batches[0].producer_epoch, 1);
