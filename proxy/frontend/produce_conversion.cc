@@ -1,5 +1,6 @@
 #include "proxy/frontend/produce_conversion.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "proxy/records/message_set.h"
@@ -88,6 +89,28 @@ EntryError over_budget(const DecodeBudget& decoded) {
           "records: decoded size over the per-request memory cap (" + std::to_string(decoded.cap()) + " bytes)"};
 }
 
+// The batch's records section, when an upstream batch can carry it byte for
+// byte: the proxy writes a header of its own (producer state, codec), so the
+// records must not depend on the client's: CreateTime with every timestamp
+// known (a missing one is stamped later, decision 7) and offset deltas
+// 0..n-1 (what the broker checks, and what a fresh batch's numbering is).
+std::optional<EncodedRecords> encoded_as_is(const RecordBatchView& batch) {
+  const RecordBatchHeader& h = batch.header();
+  const auto records = batch.records();
+  if (records.empty() || h.timestamp_type() != TimestampType::kCreateTime ||
+      h.last_offset_delta != static_cast<std::int32_t>(records.size()) - 1) {
+    return std::nullopt;
+  }
+  EncodedRecords out{batch.records_bytes(), h.base_timestamp, -1};
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const std::int64_t timestamp = batch.timestamp_of(records[i]);
+    if (records[i].offset_delta != static_cast<std::int32_t>(i) || timestamp < 0) return std::nullopt;
+    out.max_timestamp = std::max(out.max_timestamp, timestamp);
+  }
+  if (h.base_timestamp < 0) return std::nullopt;
+  return out;
+}
+
 // Produce v3+: one or more RecordBatch v2 back to back. Kafka insists on
 // exactly one (ProduceRequest.validateRecords); several are taken here as one
 // run, in order, since nothing is lost by it.
@@ -153,6 +176,7 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Par
     }
     storage.batches.push_back(std::move(*batch));
   }
+  if (split->batches.size() == 1) run.encoded = encoded_as_is(storage.batches.front());
   return std::nullopt;
 }
 

@@ -75,6 +75,17 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
     }
     BatchPiece piece{run, run->records_batched, 0, static_cast<std::uint32_t>(builder.record_count())};
     const auto& records = run->run.records;
+    // A client's v2 records that start a batch go as they are: copying the
+    // section costs a fraction of re-encoding every record (issue 17). Behind
+    // other records their offset deltas and timestamps would be wrong.
+    const auto& encoded = run->run.encoded;
+    if (builder.empty() && whole_run && encoded &&
+        record_batch_layout::kHeaderSize + encoded->bytes.size() <= config_.batch_bytes) {
+      builder.append_encoded(encoded->bytes, static_cast<std::int32_t>(records.size()), encoded->base_timestamp,
+                             encoded->max_timestamp);
+      run->records_batched = static_cast<std::uint32_t>(records.size());
+      piece.record_count = run->records_batched;
+    }
     while (run->records_batched < records.size()) {
       const RunRecord& r = records[run->records_batched];
       const std::int64_t ts = r.timestamp_ms;  // admit() filled missing ones

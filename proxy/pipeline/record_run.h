@@ -26,11 +26,23 @@ struct RunRecord {
   std::span<const RecordHeaderView> headers;
 };
 
+// A client's RecordBatch v2 records section that can go upstream byte for
+// byte (issue 17: no re-encoding): offset deltas 0..n-1, CreateTime, every
+// timestamp known, so only the header around it is the proxy's.
+struct EncodedRecords {
+  ByteView bytes;
+  std::int64_t base_timestamp = -1;
+  std::int64_t max_timestamp = -1;
+};
+
 struct RecordRun {
   // Keeps alive the bytes the records' views point into (a client's frame, a
   // decompressed buffer); released when the run completes.
   std::shared_ptr<const void> storage;
   std::vector<RunRecord> records;
+  // Set when `records` are exactly this section's, in order; the records stay
+  // decoded for checks, accounting and a record-by-record rebuild.
+  std::optional<EncodedRecords> encoded;
   // What this run costs against buffer_memory_bytes beside its storage's
   // client frame (charged by the front end).
   std::size_t size_bytes = 0;

@@ -107,6 +107,14 @@ class RecordBatchView {
   const RecordBatchHeader& header() const { return header_; }
   ByteView wire_bytes() const { return wire_; }
   std::span<const RecordView> records() const { return records_; }
+  // The records section as the records are encoded, decompressed if the batch
+  // was compressed: what another batch can carry unchanged when its header
+  // says the same base timestamp and offset deltas 0..n-1.
+  ByteView records_bytes() const {
+    return header_.compression().value_or(CompressionCodec::kNone) == CompressionCodec::kNone
+               ? wire_.subspan(record_batch_layout::kRecords)
+               : ByteView(decompressed_);
+  }
 
   std::int64_t offset_of(const RecordView& r) const { return wrapping_add(header_.base_offset, r.offset_delta); }
   // A LogAppendTime batch's records all carry the batch's MaxTimestamp

@@ -132,6 +132,19 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
   ++count_;
 }
 
+void RecordBatchBuilder::append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp,
+                                        std::int64_t max_timestamp) {
+  if (count_ != 0) invariant_failure("encoded records appended to a batch that has records");
+  if (count <= 0) invariant_failure("encoded records without a record count");
+  if (buffer_.size() + records.size() - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
+    invariant_failure("batch over 2 GiB (the caller must stop at batch_bytes)");
+  }
+  buffer_.insert(buffer_.end(), records.begin(), records.end());
+  count_ = count;
+  base_timestamp_ = base_timestamp;
+  max_timestamp_ = max_timestamp;
+}
+
 void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size) const {
   const auto put = [out](std::size_t at, auto v) { WireWriter::put_be(out + at, v); };
   put(layout::kBaseOffset, options_.base_offset);

@@ -42,6 +42,12 @@ class RecordBatchBuilder {
   void append(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
               std::span<const RecordHeaderView> headers = {});
 
+  // Takes `count` records already encoded for a batch whose BaseTimestamp is
+  // `base_timestamp`, offset deltas 0..count-1 (a client's RecordBatch v2
+  // section), copied as they are. Only into an empty builder: the deltas are
+  // relative to this batch's start; anything else is a programming error.
+  void append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp, std::int64_t max_timestamp);
+
   std::int32_t record_count() const { return count_; }
   bool empty() const { return count_ == 0; }
   // Uncompressed size of the batch built now: the 61-byte header plus the

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "produce_test_support.h"
+#include "tests/support/raw_records.h"
 
 namespace pp {
 namespace {
@@ -77,6 +78,22 @@ TEST_P(RecordBatches, KeepHeadersAndCreateTime) {
     ASSERT_EQ(converted.partitions[0].run.records[3].headers.size(), 1u);
     EXPECT_EQ(str(converted.partitions[0].run.records[3].headers[0].value), "abc");
   }
+}
+
+TEST_P(RecordBatches, OneCreateTimeBatchKeepsItsEncodedRecords) {
+  const auto records = test::numbered_records(4);
+  const Bytes wire = test::record_batch(GetParam(), records);
+  auto decoded = test::decoded_produce(9, -1, {{"orders", 1, wire}});
+  auto converted = convert_produce_request(decoded.request, 9, decoded.frame);
+  decoded.frame.reset();
+  const PartitionProduce& p = converted.partitions.at(0);
+  expect_records(p, records, true);
+  ASSERT_TRUE(p.run.encoded) << "a batch the pipeline can carry as it is";
+  auto original = decode_record_batch(wire);
+  ASSERT_TRUE(original);
+  EXPECT_EQ(str(p.run.encoded->bytes), str(original->records_bytes())) << "the (decompressed) records section";
+  EXPECT_EQ(p.run.encoded->base_timestamp, records.front().timestamp);
+  EXPECT_EQ(p.run.encoded->max_timestamp, records.back().timestamp);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCodecs, RecordBatches,
@@ -276,6 +293,31 @@ TEST(ProduceConversionLimits, ARecordThatCannotFitAnUpstreamBatchIsMessageTooLar
   auto legacy = test::decoded_produce(1, 1, {{"orders", 0, test::legacy_set(0, CompressionCodec::kSnappy, big)}});
   EXPECT_EQ(convert_produce_request(legacy.request, 1, legacy.frame, o).partitions[0].error,
             ErrorCode::kMessageTooLarge);
+}
+
+TEST(ProduceConversion, EncodedRecordsOnlyWhenTheyCanGoUpstreamAsTheyAre) {
+  const auto encoded = [](const std::vector<ProduceEntry>& entries) {
+    auto decoded = test::decoded_produce(9, -1, entries);
+    auto converted = convert_produce_request(decoded.request, 9, decoded.frame);
+    EXPECT_EQ(converted.partitions.at(0).error, ErrorCode::kNone) << converted.partitions[0].error_message;
+    return converted.partitions.at(0).run.encoded;
+  };
+  constexpr std::int64_t kBase = 1'700'000'000'000;
+  // Out-of-order timestamps are fine: the max is the records' largest.
+  auto plain = encoded({{"t", 0, test::batch_with_deltas({{0, 5}, {1, 0}, {2, 9}, {3, 2}}, kBase)}});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->base_timestamp, kBase);
+  EXPECT_EQ(plain->max_timestamp, kBase + 9);
+
+  EXPECT_FALSE(encoded({{"t", 0, test::batch_with_deltas({{0, 0}, {2, 1}}, kBase)}})) << "an offset delta skips";
+  EXPECT_FALSE(encoded({{"t", 0, test::batch_with_deltas({{1, 0}, {0, 1}}, kBase)}})) << "offset deltas out of order";
+  EXPECT_FALSE(encoded({{"t", 0, test::batch_with_deltas({{0, 0}}, -1)}})) << "no timestamp: stamped on receipt";
+  EXPECT_FALSE(encoded({{"t", 0, test::batch_with_deltas({{0, 0}}, kBase, TimestampType::kLogAppendTime)}}))
+      << "the broker's time, not the client's";
+  const Bytes one = test::record_batch(CompressionCodec::kNone, test::numbered_records(2));
+  Bytes two = one;
+  two.insert(two.end(), one.begin(), one.end());
+  EXPECT_FALSE(encoded({{"t", 0, two}})) << "two batches: the second's deltas restart at 0";
 }
 
 }  // namespace
