@@ -162,9 +162,10 @@ void Frontend::maybe_pause() {
   // go every few milliseconds (the counters have them all).
   const bool say = ctx.paused_since_ms >= last_pause_log_ms_ + kPauseLogIntervalMs || last_pause_log_ms_ == 0;
   if (say) last_pause_log_ms_ = ctx.paused_since_ms;
+  update_accepting();
   frontend::log().log(say ? spdlog::level::info : spdlog::level::debug,
                       "back-pressure: {} of {} bytes of memory budget in use, pausing reads from {} clients "
-                      "(pause {} since start)",
+                      "and accepts (pause {} since start)",
                       ctx.sink.memory_budget().used(), ctx.sink.memory_budget().limit(), sessions_.size(),
                       ctx.counters.backpressure_pauses_total);
   for (auto& [id, s] : sessions_) s->update_reading();
@@ -185,10 +186,31 @@ void Frontend::resume() {
     if (ctx.paused) break;
     s->update_reading();
   }
+  update_accepting();
+}
+
+// Accepts pause with reads (issue 14: a session costs memory the budget does
+// not see), but only while a newcomer could not start a frame anyway: over
+// the budget, a connection under its share is admitted only in the headroom
+// (PIPELINE.md "Fair share"), so while that has room a newcomer is still
+// taken. Re-checked on pause, resume and every sweep; meanwhile connections
+// wait in the kernel's backlog, none refused.
+void Frontend::update_accepting() {
+  FrontendContext& ctx = *context_;
+  bool newcomer_admissible = !ctx.paused && !ctx.sink.memory_budget().over();
+  if (!newcomer_admissible && ctx.active_with(false) >= 2) {
+    newcomer_admissible = under_share_held(ctx.fair_share(false)) < ctx.share_headroom();
+  }
+  if (newcomer_admissible) {
+    listener_.resume_accepting();
+  } else {
+    listener_.pause_accepting();
+  }
 }
 
 void Frontend::sweep() {
   const std::uint64_t now = uv_now(loop_);
+  if (context_->paused) update_accepting();  // the headroom may have room again
   for (auto& s : sessions_in_turn()) {
     if (s->idle(now)) {
       frontend::log().info("closing {}: idle for {} ms", s->describe(), context_->config.idle_timeout_ms);

@@ -69,6 +69,7 @@ class Frontend {
   void on_accept(net::TcpConnection connection);
   void forget(std::uint64_t session_id);
   void maybe_pause();
+  void update_accepting();
   void resume();
   void sweep();
   void defer(std::function<void()> fn);

@@ -265,6 +265,32 @@ std::string TcpConnection::peer_name() const {
   return state_ ? state_->peer : std::string("?");
 }
 
+void TcpListener::accept_waiting(State& st) {
+  auto* server = reinterpret_cast<uv_stream_t*>(&st.handle);
+  auto* c = new TcpConnection::State;
+  uv_tcp_init(server->loop, &c->handle);
+  c->handle.data = c;
+  TcpConnection conn(c);
+  // uv_accept also re-arms the listener when libuv had stopped it for us.
+  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) return;
+  uv_tcp_nodelay(&c->handle, 1);
+  c->peer = peer_of(&c->handle);
+  if (st.on_accept) st.on_accept(std::move(conn));
+}
+
+void TcpListener::pause_accepting() {
+  if (state_) state_->paused = true;
+}
+
+void TcpListener::resume_accepting() {
+  if (!state_ || !state_->paused) return;
+  state_->paused = false;
+  if (state_->connection_waiting) {
+    state_->connection_waiting = false;
+    accept_waiting(*state_.get());
+  }
+}
+
 std::expected<TcpListener, std::string> TcpListener::listen(uv_loop_t* loop, const HostPort& at,
                                                             AcceptCallback on_accept, int backlog) {
   sockaddr_storage addr;
@@ -281,14 +307,11 @@ std::expected<TcpListener, std::string> TcpListener::listen(uv_loop_t* loop, con
     rc = uv_listen(reinterpret_cast<uv_stream_t*>(&l.state_->handle), backlog, [](uv_stream_t* server, int status) {
       auto* st = static_cast<State*>(server->data);
       if (status != 0) return;
-      auto* c = new TcpConnection::State;
-      uv_tcp_init(server->loop, &c->handle);
-      c->handle.data = c;
-      TcpConnection conn(c);
-      if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) return;
-      uv_tcp_nodelay(&c->handle, 1);
-      c->peer = peer_of(&c->handle);
-      if (st->on_accept) st->on_accept(std::move(conn));
+      if (st->paused) {
+        st->connection_waiting = true;  // libuv now stops polling the listener until uv_accept
+        return;
+      }
+      accept_waiting(*st);
     });
   }
   if (rc != 0) {

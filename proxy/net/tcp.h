@@ -93,14 +93,23 @@ class TcpListener {
                                                         int backlog = 511);
   std::uint16_t port() const;  // the bound port, useful with port 0
   void close() { state_.reset(); }
+  // While paused, new connections wait in the kernel's backlog instead of
+  // becoming sessions: libuv holds the one socket it took and stops polling
+  // the listener until it is accepted, so nothing is refused or lost.
+  void pause_accepting();
+  void resume_accepting();
+  bool accepting_paused() const { return state_ && state_->paused; }
 
   struct State {
     uv_tcp_t handle{};
     AcceptCallback on_accept;
+    bool paused = false;
+    bool connection_waiting = false;  // libuv holds one, unaccepted
     void detach() { on_accept = nullptr; }
   };
 
  private:
+  static void accept_waiting(State& st);
   HandleOwner<State> state_;
 };
 

@@ -48,6 +48,34 @@ TEST_F(BackpressureTest, OverBudgetPausesEveryClientAndTheSinkSignalResumes) {
   EXPECT_TRUE(sink_.has_listener());
 }
 
+TEST_F(BackpressureTest, OverBudgetNewConnectionsWaitInTheBacklogUntilTheBudgetFrees) {
+  sink_.set_budget(1);
+  start();
+  auto a = connect();
+  const Bytes set = test::legacy_set(1, CompressionCodec::kNone, test::numbered_records(3));
+  ASSERT_TRUE(a->write_raw(test::produce_frame(2, 1, 1, {{"orders", 0, set}})));
+  ASSERT_TRUE(wait_for_submissions(1));
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->backpressure_active(); }));
+  ASSERT_EQ(frontend_->counters().connections_accepted_total, 1u);
+
+  // The kernel completes the handshakes; the proxy takes none of them yet.
+  auto b = connect();
+  auto c = connect();
+  ASSERT_TRUE(b->write_raw(test::produce_frame(2, 1, 1, {{"orders", 1, set}})));
+  test::run_for(&loop_, 100);
+  EXPECT_EQ(frontend_->counters().connections_accepted_total, 1u);
+  EXPECT_EQ(frontend_->counters().client_connections, 1);
+  EXPECT_EQ(frontend_->counters().connections_refused_total, 0u);
+
+  sink_.complete(0, 0);  // under budget: accepts resume, then b's request is read
+  ASSERT_TRUE(a->read_frame());
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->counters().connections_accepted_total == 3; }));
+  ASSERT_TRUE(wait_for_submissions(2));
+  sink_.complete(1, 3);
+  EXPECT_TRUE(b->read_frame());
+  EXPECT_FALSE(c->eof());
+}
+
 TEST_F(BackpressureTest, ABurstIsDeliveredCompletelyUnderASmallBudget) {
   const auto records = test::numbered_records(50);
   const Bytes set = test::legacy_set(1, CompressionCodec::kGzip, records);
