@@ -291,6 +291,28 @@ TEST_F(BadBroker, Kip219ThrottleHoldsRequestsBack) {
   EXPECT_NE(std::find(events_.begin(), events_.end(), Event::kThrottleEnded), events_.end());
 }
 
+TEST_F(BadBroker, AThrottleLongerThanTheRequestTimeoutIsCappedAtIt) {
+  start_broker([](ScriptedBroker& b, const auto& req) {
+    if (req.header.api_key == ApiKey::kProduce) {
+      ProduceResponse resp;
+      resp.throttle_time_ms = INT32_MAX;  // 24 days
+      b.respond(req, resp);
+    } else {
+      b.respond(req, MetadataResponse{});
+    }
+  });
+  connect(/*request_timeout_ms=*/300);
+  ASSERT_TRUE(wait_ready());
+  std::optional<std::expected<ProduceResponse, ErrorCode>> produced;
+  ProduceRequest produce;
+  produce.acks = -1;
+  connection_->send(produce, 7, make_sink<ProduceResponse>([&](auto r) { produced = std::move(r); }));
+  ASSERT_TRUE(run_until([&] { return produced.has_value(); }, 2000));
+  EXPECT_TRUE(connection_->throttled());
+  ASSERT_TRUE(run_until([&] { return connection_->can_send_produce(); }, 3000)) << "held no longer than 300 ms";
+  EXPECT_EQ(capture_->count("capped at request_timeout_ms"), 1u);
+}
+
 TEST_F(BadBroker, RefusedConnectionsWarnOncePerTenSeconds) {
   start_broker(nullptr);
   const net::HostPort address = broker_->address();
