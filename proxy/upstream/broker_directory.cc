@@ -39,10 +39,14 @@ TopicLeadership read_topic(const MetadataResponseTopic& t, std::size_t& out_of_r
 
 }  // namespace
 
-TopicsRead read_topics(const MetadataResponse& response) {
+TopicsRead read_topics(const MetadataResponse& response, const std::set<std::string>* asked) {
   TopicsRead read;
   for (const MetadataResponseTopic& t : response.topics) {
     if (!t.name || t.name->empty()) continue;
+    if (asked && !asked->contains(*t.name)) {
+      ++read.unasked_topics;
+      continue;
+    }
     read.update.topics.emplace_back(*t.name, read_topic(t, read.out_of_range_partitions));
   }
   return read;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,12 +42,15 @@ inline constexpr std::int32_t kMaxPartitionIndex = (1 << 20) - 1;
 struct TopicsRead {
   MetadataUpdate update;                    // each topic's partitions dense by index
   std::size_t out_of_range_partitions = 0;  // ignored
+  std::size_t unasked_topics = 0;           // ignored
 };
 // The named topics of an answer (we ask by name, so answers carry names).
 // A topic-level error (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE while
 // it is being created, ...) comes with no usable partitions; holes in the
-// reported indexes read as UNKNOWN_TOPIC_OR_PARTITION.
-TopicsRead read_topics(const MetadataResponse& response);
+// reported indexes read as UNKNOWN_TOPIC_OR_PARTITION. With `asked`, a topic
+// not in it is skipped: a broker naming topics nobody asked about would
+// otherwise get them past upstream.max_topics and the idle sweep (issue 14).
+TopicsRead read_topics(const MetadataResponse& response, const std::set<std::string>* asked = nullptr);
 
 class BrokerDirectory {
  public:

@@ -223,10 +223,14 @@ void Upstream::apply_metadata(const MetadataResponse& response) {
       if (b->wanted()) b->retire();
     }
   }
-  TopicsRead read = read_topics(response);
+  TopicsRead read = read_topics(response, &topics_);
   if (read.out_of_range_partitions > 0) {
     log().warn("upstream: ignored {} partitions with an index below 0 or above {} (a broken broker?)",
                read.out_of_range_partitions, kMaxPartitionIndex);
+  }
+  if (read.unasked_topics > 0) {
+    log().warn("upstream: ignored {} topics the Metadata answer names but the proxy did not ask about",
+               read.unasked_topics);
   }
   if (on_metadata_ && !read.update.topics.empty()) on_metadata_(read.update);
   connect_to_leaders();

@@ -99,6 +99,17 @@ TEST(ReadTopics, UnnamedTopicsAreSkipped) {
   EXPECT_TRUE(read_topics(r).update.topics.empty());
 }
 
+TEST(ReadTopics, TopicsNobodyAskedAboutAreIgnored) {
+  MetadataResponse r = response("asked", {{0, 1}});
+  MetadataResponse other = response("pushed", {{0, 2}});
+  r.topics.push_back(other.topics[0]);
+  const std::set<std::string> asked = {"asked"};
+  const TopicsRead read = read_topics(r, &asked);
+  EXPECT_EQ(only_topic(read).partitions.size(), 1u);
+  EXPECT_EQ(read.update.topics[0].first, "asked");
+  EXPECT_EQ(read.unasked_topics, 1u);
+}
+
 TEST(ReadTopics, PartitionIndexesNoTopicHasAreIgnored) {
   // A broker's bytes: an index near 2^31 would have sized the table at
   // gigabytes (and +1 overflowed); a negative one is no partition either.
