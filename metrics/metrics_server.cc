@@ -23,7 +23,7 @@ namespace {
 
 // docs/design/INTERFACES.md, "HTTP endpoints": the promise to operators.
 constexpr const char* kHttpWorkers = "16";
-constexpr const char* kHttpRequestTimeoutMs = "5000";
+constexpr const char* kHttpRequestTimeoutMs = "1000";
 
 // prometheus-cpp's Exposer keeps its CivetServer private, but passes our
 // CivetCallbacks to it, and civetweb calls init_context with the new context
@@ -110,7 +110,9 @@ MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics,
                                          // only their (virtual) stacks.
                                          "num_threads", kHttpWorkers,
                                          // A request must arrive whole within this, however slowly it trickles
-                                         // in; shorter than the 10 s a Kubernetes probe period defaults to.
+                                         // in. Shorter than the chart's 2 s probe timeout: past 15 stalled
+                                         // peers a probe waits for a worker, and no longer than this per 16
+                                         // of them (issue 14).
                                          "request_timeout_ms", kHttpRequestTimeoutMs};
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(options, &callbacks);
