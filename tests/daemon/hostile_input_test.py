@@ -123,14 +123,14 @@ class HostileInput(unittest.TestCase):
         print(f"hostile sizes: tags {len(cls.tags)} bytes, batch {len(cls.plain)} bytes uncompressed, "
               f"{len(cls.gzipped)} bytes gzip", flush=True)
 
-    def measure(self, proxy, port, name, request):
+    def measure(self, proxy, port, name, request, send=hostile_outcome):
         pid = proxy.proc.pid
         peak_known = reset_peak_rss(pid)
         rss_before = status_kib(pid, "VmRSS")
         probe = Probe(port)
         probe.start()
         time.sleep(0.2)  # some round trips of an idle loop first
-        outcome = hostile_outcome(port, request)
+        outcome = send(port, request)
         time.sleep(0.3)  # and some after
         probe.finish()
         # The peak is what an OOM killer sees; memory given back afterwards
@@ -142,13 +142,13 @@ class HostileInput(unittest.TestCase):
               f"peak VmRSS +{rss_growth / 1024:.1f} MiB; probe failures {probe.failures}", flush=True)
         return outcome, probe.failures, median, worst, rss_growth
 
-    def check_case(self, name, request, want, logged):
+    def check_case(self, name, request, want, logged, send=hostile_outcome):
         proxy, port = start_proxy()
         try:
             self.assertTrue(proxy.wait_ready(), proxy.text()[-3000:])
             warm = kcat_produce(port, "warm-up", ["k:v"], "-K:")
             self.assertEqual(warm.returncode, 0, warm.stderr)
-            outcome, failures, median, worst, rss_growth = self.measure(proxy, port, name, request)
+            outcome, failures, median, worst, rss_growth = self.measure(proxy, port, name, request, send)
             self.assertIn(outcome, want, f"{name}: what the hostile connection got")
             self.assertEqual(failures, [], f"{name}: the probe failed")
             self.assertLess(median, MEDIAN_BOUND_MS, f"{name}: median probe round trip")
@@ -173,6 +173,41 @@ class HostileInput(unittest.TestCase):
     def test_3000000_empty_headers_gzip(self):
         self.check_case("3,000,000 headers, gzip", wire.produce_v7(9, b"hostile", self.gzipped),
                         (f"error {wire.MESSAGE_TOO_LARGE}",), "refused with MESSAGE_TOO_LARGE")
+
+    def test_three_connections_announcing_90_mib_frames(self):
+        # The issue's fourth case: each announces 90 MiB and sends up to 60
+        # MiB of it, at once. Refused from the size prefix (max_request_bytes,
+        # 16 MiB), so none of it is ever held.
+        self.check_case("3 x 90 MiB frames", None, ("closed",), "request size prefix over max_request_bytes",
+                        send=announce_big_frames)
+
+
+def announce_big_frames(port, _request, connections=3, announced=90 << 20, sent=60 << 20):
+    """'closed' when the proxy hung up on every connection before taking the
+    bytes each tried to send."""
+    outcomes = []
+
+    def one():
+        sock = wire.connect(port, timeout=CASE_DEADLINE_S)
+        try:
+            sock.sendall(announced.to_bytes(4, "big") + b"\x00\x00\x00\x07" + b"\x00" * 8)
+            chunk = b"\x00" * (1 << 20)
+            for _ in range(sent >> 20):
+                sock.sendall(chunk)
+            outcomes.append("sent all")  # the proxy read it all: not refused at the prefix
+        except (ConnectionResetError, BrokenPipeError):
+            outcomes.append("closed")
+        except OSError as e:
+            outcomes.append(f"no answer ({e!r})")
+        finally:
+            sock.close()
+
+    threads = [threading.Thread(target=one) for _ in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=CASE_DEADLINE_S + 5)
+    return outcomes[0] if len(set(outcomes)) == 1 and len(outcomes) == connections else repr(outcomes)
 
 
 if __name__ == "__main__":
