@@ -91,6 +91,10 @@ struct RecordBatchReadOptions {
   // When set, the decompressed bytes, the RecordViews and their headers are
   // charged here before they are allocated; over it is kOverBudget.
   DecodeBudget* budget = nullptr;
+  // Test and diagnostic switch: false decodes every record with the checked
+  // reader alone, which the fast one must agree with (issue 17). Either way
+  // the same batches decode to the same records or fail with the same error.
+  bool fast_records = true;
 };
 
 // A decoded batch. Key, value and header views point into the wire bytes (an

@@ -5,6 +5,7 @@
 
 #include "proxy/records/crc32c.h"
 #include "proxy/records/record_batch.h"
+#include "proxy/records/record_fast_path.h"
 
 namespace pp {
 namespace {
@@ -112,7 +113,7 @@ Decoded<RecordView> read_record(WireReader& section, DecodeBudget* budget) {
 }
 
 Decoded<void> read_records(ByteView section, std::size_t base, std::int32_t count, std::string_view field,
-                           std::vector<RecordView>& out, DecodeBudget* budget) {
+                           std::vector<RecordView>& out, DecodeBudget* budget, bool fast_records) {
   // Check the declared count against the bytes present before reserving.
   if (static_cast<std::size_t>(count) > section.size() / kMinRecordSize) {
     return fail_at(DecodeErrorKind::kLengthTooLarge, layout::kRecordsCount, "records_count");
@@ -121,8 +122,18 @@ Decoded<void> read_records(ByteView section, std::size_t base, std::int32_t coun
     return fail_at(DecodeErrorKind::kOverBudget, layout::kRecordsCount, "records_count");
   }
   out.reserve(static_cast<std::size_t>(count));
-  WireReader r(section, base);
+  const std::uint8_t* const section_end = section.data() + section.size();
+  std::size_t position = 0;
   for (std::int32_t i = 0; i < count; ++i) {
+    if (fast_records) {
+      if (const std::uint8_t* next = detail::read_record_fast(section.data() + position, section_end, out, budget)) {
+        position = static_cast<std::size_t>(next - section.data());
+        continue;
+      }
+    }
+    // Refused by the fast reader, or it is off: the checked reader decides,
+    // from the record's first byte, and names any error.
+    WireReader r(section.subspan(position), base + position);
     auto record = read_record(r, budget);
     if (!record) {
       DecodeError e = std::move(record).error();
@@ -130,9 +141,12 @@ Decoded<void> read_records(ByteView section, std::size_t base, std::int32_t coun
       return std::unexpected(std::move(e));
     }
     out.push_back(std::move(*record));
+    position += r.position();
   }
   // "Incorrect declared batch size, records still remaining in file".
-  if (!r.empty()) return fail_at(DecodeErrorKind::kTrailingBytes, r.offset(), std::string(field));
+  if (position != section.size()) {
+    return fail_at(DecodeErrorKind::kTrailingBytes, base + position, std::string(field));
+  }
   return {};
 }
 
@@ -188,8 +202,8 @@ Decoded<RecordBatchView> decode_record_batch(ByteView batch, const RecordBatchRe
   view.wire_ = batch;
   const ByteView section = batch.subspan(layout::kRecords);
   if (*codec == CompressionCodec::kNone) {
-    if (auto ok =
-            read_records(section, layout::kRecords, header->records_count, "records", view.records_, options.budget);
+    if (auto ok = read_records(section, layout::kRecords, header->records_count, "records", view.records_,
+                               options.budget, options.fast_records);
         !ok) {
       return std::unexpected(ok.error());
     }
@@ -209,7 +223,7 @@ Decoded<RecordBatchView> decode_record_batch(ByteView batch, const RecordBatchRe
   (void)charge(options.budget, plain->size(), 1);  // fits: it was the cap
   view.decompressed_ = std::move(*plain);
   if (auto ok = read_records(view.decompressed_, 0, header->records_count, "decompressed_records", view.records_,
-                             options.budget);
+                             options.budget, options.fast_records);
       !ok) {
     return std::unexpected(ok.error());
   }

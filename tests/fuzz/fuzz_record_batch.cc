@@ -1,8 +1,10 @@
 // RecordBatch v2 from a peer (a Produce v3+ client, a Fetch response): the
 // splitter and the decoder must bound, reject and never crash, under a decode
 // budget as the front end uses one; whatever decodes must rebuild to a batch
-// that decodes to the same records.
+// that decodes to the same records; and the fast record decoder must agree
+// with the checked one, with or without the CRC checked.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "proxy/records/record_batch.h"
@@ -17,6 +19,50 @@ bool same(std::optional<pp::ByteView> a, std::optional<pp::ByteView> b) {
   return !a || pp::bytes_equal(*a, *b);
 }
 
+// Same presence and the same place in the records section (each decode of a
+// compressed batch has its own decompressed copy).
+bool same_place(std::optional<pp::ByteView> a, pp::ByteView a_section, std::optional<pp::ByteView> b,
+                pp::ByteView b_section) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->data() - a_section.data() == b->data() - b_section.data() && a->size() == b->size());
+}
+
+// The fast record decoder (issue 17) must agree with the checked one alone:
+// the same records, or the same error, and the same budget charged.
+void check_fast_agrees(pp::ByteView wire, const pp::Decoded<pp::RecordBatchView>& fast, const pp::DecodeBudget& charged,
+                       pp::RecordBatchReadOptions options) {
+  pp::DecodeBudget budget(kCap);
+  options.budget = &budget;
+  options.fast_records = false;
+  const auto checked = pp::decode_record_batch(wire, options);
+  if (budget.used() != charged.used() || fast.has_value() != checked.has_value()) __builtin_trap();
+  if (!fast) {
+    const pp::DecodeError& a = fast.error();
+    const pp::DecodeError& b = checked.error();
+    if (a.kind != b.kind || a.offset != b.offset || a.field != b.field) __builtin_trap();
+    return;
+  }
+  if (fast->records().size() != checked->records().size()) __builtin_trap();
+  const pp::ByteView fast_section = fast->records_bytes();
+  const pp::ByteView checked_section = checked->records_bytes();
+  const auto same_view = [&](std::optional<pp::ByteView> a, std::optional<pp::ByteView> b) {
+    return same_place(a, fast_section, b, checked_section);
+  };
+  for (std::size_t i = 0; i < fast->records().size(); ++i) {
+    const pp::RecordView& a = fast->records()[i];
+    const pp::RecordView& b = checked->records()[i];
+    if (a.attributes != b.attributes || a.timestamp_delta != b.timestamp_delta || a.offset_delta != b.offset_delta ||
+        !same_view(a.key, b.key) || !same_view(a.value, b.value) || a.headers.size() != b.headers.size()) {
+      __builtin_trap();
+    }
+    for (std::size_t h = 0; h < a.headers.size(); ++h) {
+      if (!same_view(a.headers[h].key, b.headers[h].key) || !same_view(a.headers[h].value, b.headers[h].value)) {
+        __builtin_trap();
+      }
+    }
+  }
+}
+
 void check_batch(pp::ByteView wire) {
   pp::RecordBatchReadOptions options;
   options.max_decompressed_bytes = kCap;
@@ -24,6 +70,12 @@ void check_batch(pp::ByteView wire) {
   options.budget = &budget;
   auto batch = pp::decode_record_batch(wire, options);
   if (budget.used() > budget.cap()) __builtin_trap();
+  check_fast_agrees(wire, batch, budget, options);
+  // Past the CRC, so that damaged records reach both record decoders.
+  options.verify_crc = false;
+  pp::DecodeBudget unchecked_budget(kCap);
+  options.budget = &unchecked_budget;
+  check_fast_agrees(wire, pp::decode_record_batch(wire, options), unchecked_budget, options);
   if (!batch) {
     if (batch.error().field.empty()) __builtin_trap();
     return;
