@@ -201,55 +201,45 @@ class ShippedBinary(unittest.TestCase):
             stop.set()
             proxy.stop(5)
 
-    def test_stalled_http_peers_do_not_starve_probes(self):
+    def probe_beside_stalled_peers(self, count, probe_until, probe_timeout_s):
+        """Times /healthz probes while `count` stalled peers hold workers, until
+        probe_until() is false; returns the slowest answer (s) and the peers."""
         client, metrics = free_port(), free_port()
         proxy = Proxy(ARGS.proxy, config_path=EXAMPLE_CONFIG, sets=demo_sets(client, metrics))
         peers = None
         try:
             self.assertTrue(proxy.wait_ready(), proxy.text()[-3000:])
-            # docs/design/INTERFACES.md: 16 workers, so 15 stalled peers leave one for the probe.
-            peers = StalledPeers(metrics, 15)
+            peers = StalledPeers(metrics, count)
             worst = 0.0
-            deadline = time.time() + 3  # past the 1 s request timeout, when the peers are dropped
-            while time.time() < deadline:
+            while probe_until():
                 start = time.monotonic()
-                status, _ = http_request(metrics, "/healthz", timeout=HEALTHZ_DEADLINE_S)
+                status, _ = http_request(metrics, "/healthz", timeout=probe_timeout_s)
                 worst = max(worst, time.monotonic() - start)
                 self.assertEqual(status, 200)
                 time.sleep(0.2)
             self.assertEqual(scrape(metrics, "produce_proxy_build_info"), 1)
-            self.assertEqual(peers.closed_by_server(), 15, "stalled peers must be dropped after the request timeout")
-            print(f"/healthz beside 15 stalled peers: slowest answer {worst * 1000:.0f} ms")
+            closed = peers.closed_by_server()
+            print(f"/healthz beside {count} stalled peers: slowest answer {worst * 1000:.0f} ms")
             self.assertTrue(proxy.alive())
             self.assertEqual(proxy.stop(timeout=30), 0, proxy.text()[-3000:])
+            return worst, closed
         finally:
             if peers:
                 peers.close()
             proxy.stop(5)
 
+    def test_stalled_http_peers_do_not_starve_probes(self):
+        # docs/design/INTERFACES.md: 16 workers, so 15 stalled peers leave one for the probe.
+        deadline = time.time() + 3  # past the 1 s request timeout, when the peers are dropped
+        _, closed = self.probe_beside_stalled_peers(15, lambda: time.time() < deadline, HEALTHZ_DEADLINE_S)
+        self.assertEqual(closed, 15, "stalled peers must be dropped after the request timeout")
+
     def test_more_stalled_peers_than_workers_delay_a_probe_less_than_its_timeout(self):
-        client, metrics = free_port(), free_port()
-        proxy = Proxy(ARGS.proxy, config_path=EXAMPLE_CONFIG, sets=demo_sets(client, metrics))
-        peers = None
-        try:
-            self.assertTrue(proxy.wait_ready(), proxy.text()[-3000:])
-            # 24 > the 16 workers: the probe queues behind them until the
-            # request timeout (1 s) drops them, inside the chart's 2 s.
-            peers = StalledPeers(metrics, 24)
-            worst = 0.0
-            for _ in range(4):
-                start = time.monotonic()
-                status, _ = http_request(metrics, "/healthz", timeout=CHART_PROBE_TIMEOUT_S)
-                worst = max(worst, time.monotonic() - start)
-                self.assertEqual(status, 200)
-            print(f"/healthz beside 24 stalled peers: slowest answer {worst * 1000:.0f} ms")
-            self.assertLess(worst, CHART_PROBE_TIMEOUT_S)
-            self.assertTrue(proxy.alive())
-            self.assertEqual(proxy.stop(timeout=30), 0, proxy.text()[-3000:])
-        finally:
-            if peers:
-                peers.close()
-            proxy.stop(5)
+        # 24 > the 16 workers: the probe queues behind them until the request
+        # timeout (1 s) drops them, inside the chart's 2 s.
+        probes = iter(range(4))
+        worst, _ = self.probe_beside_stalled_peers(24, lambda: next(probes, None) is not None, CHART_PROBE_TIMEOUT_S)
+        self.assertLess(worst, CHART_PROBE_TIMEOUT_S)
 
     def test_helm_chart_probes_against_the_binary(self):
         if not ARGS.helm or not os.access(ARGS.helm, os.X_OK):
