@@ -49,6 +49,38 @@ bool Accumulator::linger_done(const PartitionState& p, std::int64_t now) const {
   return now - p.queued_runs().front()->enqueued_ms >= config_.linger_ms;
 }
 
+namespace {
+
+// Appends what of `run` fits in `builder` within `batch_bytes`, from its
+// first record not yet batched; returns how many records that was.
+std::uint32_t append_run(RecordBatchBuilder& builder, RunTracker& run, std::size_t batch_bytes) {
+  const auto& records = run.run.records;
+  const std::uint32_t first = run.records_batched;
+  // A client's v2 records that start a batch go as they are: copying the
+  // section costs a fraction of re-encoding every record (issue 17). Behind
+  // other records their offset deltas and timestamps would be wrong.
+  const auto& encoded = run.run.encoded;
+  if (builder.empty() && first == 0 && encoded &&
+      record_batch_layout::kHeaderSize + encoded->bytes.size() <= batch_bytes) {
+    builder.append_encoded(encoded->bytes, static_cast<std::int32_t>(records.size()), encoded->base_timestamp,
+                           encoded->max_timestamp);
+    run.records_batched = static_cast<std::uint32_t>(records.size());
+    return run.records_batched;
+  }
+  while (run.records_batched < records.size()) {
+    const RunRecord& r = records[run.records_batched];
+    const std::int64_t ts = r.timestamp_ms;  // admit() filled missing ones
+    if (!builder.empty() && builder.size_bytes_with(ts, r.key, r.value, r.headers) > batch_bytes) {
+      break;  // only reachable for a run larger than a batch: it spans batches
+    }
+    builder.append(ts, r.key, r.value, r.headers);
+    ++run.records_batched;
+  }
+  return run.records_batched - first;
+}
+
+}  // namespace
+
 // C.4 rule 5: the batch is built when first sent, so a batch that expires
 // unsent never consumes a sequence (decision 8 for the run boundaries).
 BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& id, std::int64_t now) {
@@ -74,28 +106,7 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
       break;
     }
     BatchPiece piece{run, run->records_batched, 0, static_cast<std::uint32_t>(builder.record_count())};
-    const auto& records = run->run.records;
-    // A client's v2 records that start a batch go as they are: copying the
-    // section costs a fraction of re-encoding every record (issue 17). Behind
-    // other records their offset deltas and timestamps would be wrong.
-    const auto& encoded = run->run.encoded;
-    if (builder.empty() && whole_run && encoded &&
-        record_batch_layout::kHeaderSize + encoded->bytes.size() <= config_.batch_bytes) {
-      builder.append_encoded(encoded->bytes, static_cast<std::int32_t>(records.size()), encoded->base_timestamp,
-                             encoded->max_timestamp);
-      run->records_batched = static_cast<std::uint32_t>(records.size());
-      piece.record_count = run->records_batched;
-    }
-    while (run->records_batched < records.size()) {
-      const RunRecord& r = records[run->records_batched];
-      const std::int64_t ts = r.timestamp_ms;  // admit() filled missing ones
-      if (!builder.empty() && builder.size_bytes_with(ts, r.key, r.value, r.headers) > config_.batch_bytes) {
-        break;  // only reachable for a run larger than a batch: it spans batches
-      }
-      builder.append(ts, r.key, r.value, r.headers);
-      ++run->records_batched;
-      ++piece.record_count;
-    }
+    piece.record_count = append_run(builder, *run, config_.batch_bytes);
     if (piece.record_count > 0) {
       ++run->pieces_outstanding;
       batch->created_ms = std::min(batch->created_ms, run->enqueued_ms);
