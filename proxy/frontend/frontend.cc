@@ -164,10 +164,10 @@ void Frontend::maybe_pause() {
   if (say) last_pause_log_ms_ = ctx.paused_since_ms;
   update_accepting();
   frontend::log().log(say ? spdlog::level::info : spdlog::level::debug,
-                      "back-pressure: {} of {} bytes of memory budget in use, pausing reads from {} clients "
-                      "and accepts (pause {} since start)",
+                      "back-pressure: {} of {} bytes of memory budget in use, pausing reads from {} clients{} "
+                      "(pause {} since start)",
                       ctx.sink.memory_budget().used(), ctx.sink.memory_budget().limit(), sessions_.size(),
-                      ctx.counters.backpressure_pauses_total);
+                      listener_.accepting_paused() ? " and accepts" : "", ctx.counters.backpressure_pauses_total);
   for (auto& [id, s] : sessions_) s->update_reading();
 }
 
