@@ -97,7 +97,7 @@ EntryError over_budget(const DecodeBudget& decoded) {
 std::optional<EncodedRecords> encoded_as_is(const RecordBatchView& batch) {
   const RecordBatchHeader& h = batch.header();
   const auto records = batch.records();
-  if (records.empty() || h.timestamp_type() != TimestampType::kCreateTime ||
+  if (records.empty() || h.timestamp_type() != TimestampType::kCreateTime || h.base_timestamp < 0 ||
       h.last_offset_delta != static_cast<std::int32_t>(records.size()) - 1) {
     return std::nullopt;
   }
@@ -107,7 +107,6 @@ std::optional<EncodedRecords> encoded_as_is(const RecordBatchView& batch) {
     if (records[i].offset_delta != static_cast<std::int32_t>(i) || timestamp < 0) return std::nullopt;
     out.max_timestamp = std::max(out.max_timestamp, timestamp);
   }
-  if (h.base_timestamp < 0) return std::nullopt;
   return out;
 }
 
