@@ -18,17 +18,26 @@ std::string_view to_string(HoldReason reason) {
       return "window full (count)";
     case HoldReason::kWindowSpan:
       return "window full (span from oldest unacked)";
+    case HoldReason::kOneAtATime:
+      return "one at a time (a new leader or a retry is not acked yet)";
   }
   return "?";
 }
 
 HoldReason PartitionState::new_batch_hold(const ProducerIdAndEpoch& current) const {
+  bool retry_out = false;
   for (const auto& b : unacked_) {
     if (ProducerIdAndEpoch{b->producer_id, b->producer_epoch} != current) {
       return HoldReason::kStaleEpochUnacked;
     }
+    retry_out = retry_out || b->attempts > 1;
   }
   if (unresolved_next_) return HoldReason::kUnresolved;
+  // A batch sent behind one that a not-yet-leader refuses lands as
+  // OUT_OF_ORDER_SEQUENCE once that broker takes over: seen against Kafka
+  // 4.4.0 when leaders move. Until the new leader or the retry has acked,
+  // the partition keeps a single batch out.
+  if (inflight_batches_ > 0 && (leader_unconfirmed_ || retry_out)) return HoldReason::kOneAtATime;
   // The sequence-0 batch has been sent (an ordinal was used) and not acked:
   // until the broker holds it, a later sequence could land first on a
   // partition with no state and orphan it (KAFKA-14359, PR #23853).

@@ -23,6 +23,7 @@ enum class HoldReason : std::uint8_t {
   kFirstUnacked,       // 3c: this epoch's first batch is not acked (PR #23853)
   kWindowCount,        // 3d: KIP-1269 count check
   kWindowSpan,         // 3e: span from the oldest unacked batch (KAFKA-18905)
+  kOneAtATime,         // 3f: a new leader or a retry is out and not yet acked
 };
 std::string_view to_string(HoldReason reason);
 
@@ -109,6 +110,9 @@ class PartitionState {
     leader_epoch_ = epoch;
   }
   void set_draining(bool d) { draining_ = d; }
+  // C.8: a new leader takes one batch at a time until it has acked one.
+  bool leader_unconfirmed() const { return leader_unconfirmed_; }
+  void set_leader_unconfirmed(bool u) { leader_unconfirmed_ = u; }
 
   // Batches of this partition inside outstanding requests.
   std::int32_t inflight_batches() const { return inflight_batches_; }
@@ -144,6 +148,7 @@ class PartitionState {
   std::int32_t leader_id_ = -1;
   std::int32_t leader_epoch_ = -1;
   bool draining_ = false;
+  bool leader_unconfirmed_ = false;
   std::int32_t inflight_batches_ = 0;
   std::int64_t last_used_ms_ = 0;
 };

@@ -73,7 +73,9 @@ void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, c
   b->state = BatchState::kAwaitingRetry;
   learn_window(p, b, error, pr, request->version);
   if (error == ErrorCode::kCorruptMessage) ++b->corrupt_responses;
-  apply(p, b, error, classify_response(error, facts_of(p, *b, pr)), pr);
+  const ResponseAction action = classify_response(error, facts_of(p, *b, pr));
+  if (action.outcome == BatchOutcome::kComplete && request->node == p.leader_id()) p.set_leader_unconfirmed(false);
+  apply(p, b, error, action, pr);
 }
 
 BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerBatch& b,
@@ -202,6 +204,7 @@ void IdempotentProducer::leader_changed(PartitionState& p, std::int32_t leader, 
   // Nothing goes to the new leader until the old one has answered for every
   // batch it holds (librdkafka "Leader change").
   p.set_draining(p.inflight_batches() > 0);
+  p.set_leader_unconfirmed(true);
   for (const auto& b : p.unacked()) {
     if (b->state == BatchState::kAwaitingRetry) b->skip_backoff = true;
   }

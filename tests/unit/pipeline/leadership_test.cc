@@ -94,5 +94,86 @@ TEST_F(LeadershipTest, TheWindowIsLearnedByTheVersionTheRequestWentOutAs) {
   EXPECT_EQ(state("t", 0).window(), 5);
 }
 
+// Kafka 4.4.0, leaders moving: a batch pipelined behind one that the new
+// leader refused while it was not leader yet landed as OUT_OF_ORDER_SEQUENCE.
+TEST_F(LeadershipTest, ANewLeaderTakesOneBatchAtATimeUntilItHasAckedOne) {
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  submit("t", 0, 1);
+  poll();
+  auto seq0 = upstream.take();
+  ScriptedUpstream::answer(seq0, [](const SentBatch&) { return ok(0); });
+  producer->on_metadata(leaders("t", {{2, 1}}));  // nothing in flight: no draining
+
+  submit("t", 0, 1);
+  poll();
+  submit("t", 0, 1);
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u) << "the second batch waits for the new leader's first ack";
+  EXPECT_EQ(state("t", 0).new_batch_hold(producer->identity()), HoldReason::kOneAtATime);
+  auto refused = upstream.take();
+  EXPECT_EQ(refused.node, 2);
+  ScriptedUpstream::answer(refused, [](const SentBatch&) { return error(ErrorCode::kNotLeaderOrFollower); });
+  clock.advance(config.retry_backoff_ms);
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  auto retry = upstream.take();
+  EXPECT_EQ(retry.batches.at(0).base_sequence, 1);
+  ScriptedUpstream::answer(retry, [](const SentBatch&) { return ok(1); });
+
+  // Acked by the new leader: the partition pipelines again.
+  poll();
+  submit("t", 0, 1);
+  poll();
+  EXPECT_EQ(upstream.outstanding.size(), 2u);
+  EXPECT_EQ(state("t", 0).new_batch_hold(producer->identity()), HoldReason::kNone);
+}
+
+TEST_F(LeadershipTest, AnAckFromTheOldLeaderDoesNotConfirmTheNewOne) {
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  submit("t", 0, 1);
+  poll();
+  auto seq0 = upstream.take();
+  ScriptedUpstream::answer(seq0, [](const SentBatch&) { return ok(0); });
+  submit("t", 0, 1);
+  poll();
+  auto to_old = upstream.take();
+  producer->on_metadata(leaders("t", {{2, 1}}));
+  ScriptedUpstream::answer(to_old, [](const SentBatch&) { return ok(1); });  // drains the old leader
+  EXPECT_TRUE(state("t", 0).leader_unconfirmed());
+  submit("t", 0, 1);
+  poll();
+  submit("t", 0, 1);
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  EXPECT_EQ(upstream.outstanding.front().node, 2);
+}
+
+TEST_F(LeadershipTest, ARetryOutHoldsNewBatchesUntilItIsAcked) {
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  submit("t", 0, 1);
+  poll();
+  auto seq0 = upstream.take();
+  ScriptedUpstream::answer(seq0, [](const SentBatch&) { return ok(0); });
+  submit("t", 0, 1);
+  poll();
+  auto first = upstream.take();
+  ScriptedUpstream::answer(first, [](const SentBatch&) { return error(ErrorCode::kNotEnoughReplicas); });
+  clock.advance(config.retry_backoff_ms);
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  submit("t", 0, 1);
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u) << "nothing goes behind a retry that is out";
+  EXPECT_EQ(state("t", 0).new_batch_hold(producer->identity()), HoldReason::kOneAtATime);
+  auto retry = upstream.take();
+  ScriptedUpstream::answer(retry, [](const SentBatch&) { return ok(1); });
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  EXPECT_EQ(upstream.outstanding.front().batches.at(0).base_sequence, 2);
+}
+
 }  // namespace
 }  // namespace pp::testing
