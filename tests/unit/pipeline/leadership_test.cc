@@ -94,15 +94,21 @@ TEST_F(LeadershipTest, TheWindowIsLearnedByTheVersionTheRequestWentOutAs) {
   EXPECT_EQ(state("t", 0).window(), 5);
 }
 
+// t-0 led by node 1, its sequence-0 batch acked: the first-ack rule
+// (3c) no longer holds anything back.
+void start_past_the_first_ack(PipelineFixture& f) {
+  f.start();
+  f.producer->on_metadata(leaders("t", {{1, 0}}));
+  f.submit("t", 0, 1);
+  f.poll();
+  auto seq0 = f.upstream.take();
+  ScriptedUpstream::answer(seq0, [](const SentBatch&) { return PipelineFixture::ok(0); });
+}
+
 // Kafka 4.4.0, leaders moving: a batch pipelined behind one that the new
 // leader refused while it was not leader yet landed as OUT_OF_ORDER_SEQUENCE.
 TEST_F(LeadershipTest, ANewLeaderTakesOneBatchAtATimeUntilItHasAckedOne) {
-  start();
-  producer->on_metadata(leaders("t", {{1, 0}}));
-  submit("t", 0, 1);
-  poll();
-  auto seq0 = upstream.take();
-  ScriptedUpstream::answer(seq0, [](const SentBatch&) { return ok(0); });
+  start_past_the_first_ack(*this);
   producer->on_metadata(leaders("t", {{2, 1}}));  // nothing in flight: no draining
 
   submit("t", 0, 1);
@@ -130,12 +136,7 @@ TEST_F(LeadershipTest, ANewLeaderTakesOneBatchAtATimeUntilItHasAckedOne) {
 }
 
 TEST_F(LeadershipTest, AnAckFromTheOldLeaderDoesNotConfirmTheNewOne) {
-  start();
-  producer->on_metadata(leaders("t", {{1, 0}}));
-  submit("t", 0, 1);
-  poll();
-  auto seq0 = upstream.take();
-  ScriptedUpstream::answer(seq0, [](const SentBatch&) { return ok(0); });
+  start_past_the_first_ack(*this);
   submit("t", 0, 1);
   poll();
   auto to_old = upstream.take();
@@ -151,12 +152,7 @@ TEST_F(LeadershipTest, AnAckFromTheOldLeaderDoesNotConfirmTheNewOne) {
 }
 
 TEST_F(LeadershipTest, ARetryOutHoldsNewBatchesUntilItIsAcked) {
-  start();
-  producer->on_metadata(leaders("t", {{1, 0}}));
-  submit("t", 0, 1);
-  poll();
-  auto seq0 = upstream.take();
-  ScriptedUpstream::answer(seq0, [](const SentBatch&) { return ok(0); });
+  start_past_the_first_ack(*this);
   submit("t", 0, 1);
   poll();
   auto first = upstream.take();
