@@ -10,7 +10,10 @@ max_len, which follows the largest seed, stays small:
 - 2,000 unknown tags in decreasing order (the 200,000 of the issue stop at the
   second tag just the same), 100 in increasing order (over the cap of 64);
 - one record of 30,000 empty headers, plain and gzip (1.2 MB of header views,
-  over the 1 MiB budget); the issue's 3,000,000 in gzip at full size (6 KiB).
+  over the 1 MiB budget); the issue's 3,000,000 in gzip at full size (6 KiB);
+- the issue's 90 MiB frame as its size prefix and the first bytes of its body,
+  and a prefix one byte over fuzz_frame's 64 KiB cap (a frame is refused at
+  its prefix, so the rest of the 60 MiB sent adds nothing).
 
 usage: /usr/bin/python3 tests/fuzz/seeds/generate.py
 """
@@ -45,6 +48,9 @@ def main():
     for name, framed in tags.items():
         write("fuzz_request", name, framed[4:])
         write("fuzz_frame", name, b"\x10" + framed)  # first byte: read chunks of 17 bytes
+    body_start = wire.api_versions_v3_with_tags(1, 0)[4:]
+    for name, announced in {"frame_prefix_90_mib": 90 * 1024 * 1024, "frame_prefix_one_over_64_kib": 64 * 1024 + 1}.items():
+        write("fuzz_frame", name, b"\x10" + struct.pack(">i", announced) + body_start)
     # fuzz_response: api key 18, version 3, then the response frame body.
     write("fuzz_response", "api_versions_v3_2000_tags_decreasing",
           b"\x12\x00\x03" + api_versions_response_v3_with_tags(2000))
