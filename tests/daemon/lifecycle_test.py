@@ -7,6 +7,8 @@ configuration, against the test-cluster binary, with real signals.
   the truth (0 drained, 1 records lost to the deadline).
 - sd_notify: READY=1, WATCHDOG=1 and STOPPING=1 reach NOTIFY_SOCKET.
 - Bad configurations exit 2 with FILE:LINE:COLUMN messages.
+- SIGHUP: each key logged as applied takes effect (the idle and request
+  timeouts, the codec of the next batch, the delivery timeout).
 
 Every process is bounded in time and killed at the end; all on 127.0.0.1.
 """
@@ -239,6 +241,57 @@ class Lifecycle(unittest.TestCase):
             future.get(timeout=50)  # retried upstream under the same sequence: delivered, once
             producer.close(timeout=5)
             self.assertEqual(consume(cluster.bootstrap, "slow").count("patient"), 1)
+        finally:
+            proxy.stop(5)
+            cluster.stop()
+
+    def test_sighup_applies_compression_and_the_delivery_timeout(self):
+        """The producer keys SIGHUP reports as applied reach the pipeline (issue 14)."""
+        cluster = Cluster("--topic", "z:1")
+        client, metrics = free_port(), free_port()
+        text = config(cluster.bootstrap, client, metrics)
+        proxy = Proxy(ARGS.proxy, text)
+        try:
+            self.assertTrue(proxy.wait_ready(), proxy.text())
+            from kafka import KafkaProducer
+            producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{client}", api_version=(0, 10), acks="all",
+                                     retries=0, max_block_ms=10000, request_timeout_ms=90000)
+
+            def batch_bytes_of_one(value):
+                before = scrape(metrics, "produce_proxy_batch_bytes_sum") or 0
+                producer.send("z", value).get(timeout=20)
+                return scrape(metrics, "produce_proxy_batch_bytes_sum") - before
+
+            value = b"x" * 8192  # lz4 takes it to well under 1 KiB
+            plain = batch_bytes_of_one(value)
+            self.assertGreater(plain, 8192)
+            # delivery_timeout_ms must cover linger_ms + request_timeout_ms.
+            reloaded = text.replace("delivery_timeout_ms = 60000",
+                                    'delivery_timeout_ms = 2000\ncompression = "lz4"')
+            reloaded = reloaded.replace("request_timeout_ms = 10000", "request_timeout_ms = 1000")
+            with open(proxy.config, "w") as f:
+                f.write(reloaded)
+            proxy.proc.send_signal(signal.SIGHUP)
+            deadline = time.time() + 10
+            while time.time() < deadline and "producer.delivery_timeout_ms = 2000" not in proxy.text():
+                time.sleep(0.05)
+            self.assertIn('SIGHUP: producer.compression = "lz4" (was "none"), applied', proxy.text())
+            self.assertIn("SIGHUP: producer.delivery_timeout_ms = 2000 (was 60000), applied", proxy.text())
+            compressed = batch_bytes_of_one(value)
+            self.assertLess(compressed, 1024, "after SIGHUP the batch is lz4 (plain: %d bytes)" % plain)
+
+            # Both brokers down: the record fails at the new delivery timeout, not the old 60 s.
+            for broker in ("1", "2"):
+                self.assertEqual(cluster.command("down " + broker), "ok")
+            started = time.time()
+            future = producer.send("z", b"late")
+            with self.assertRaises(Exception):
+                future.get(timeout=50)
+            failed_after = time.time() - started
+            print("  one 8 KiB record's batch: %d bytes plain, %d after SIGHUP to lz4; failed after %.1f s "
+                  "with delivery_timeout_ms reloaded to 2000" % (plain, compressed, failed_after), file=sys.stderr)
+            self.assertLess(failed_after, 20, "the reloaded 2 s delivery timeout did not apply")
+            producer.close(timeout=5)
         finally:
             proxy.stop(5)
             cluster.stop()
