@@ -9,6 +9,11 @@ namespace pp {
 template <Message M>
 Bytes encode_request_frame(const RequestHeader& header, const M& body) {
   Bytes out;
+  // A Produce frame is mostly its batches: grown by doubling instead, it
+  // cost a tenth of the proxy's CPU at 1 KiB records (issue 17 profile).
+  if constexpr (requires { body.encoded_size_hint(); }) {
+    out.reserve(64 + (header.client_id ? header.client_id->size() : 0) + body.encoded_size_hint());
+  }
   WireWriter w(out);
   const std::size_t size_at = w.reserve_int32();
   encode_request_header(w, header);

@@ -67,6 +67,15 @@ struct ProduceRequest {
   RawTaggedFields unknown_tags;
 
   bool operator==(const ProduceRequest&) const = default;
+  // At least the request's encoded size, for sizing its frame once.
+  std::size_t encoded_size_hint() const {
+    std::size_t n = 16 + (transactional_id ? transactional_id->size() : 0);
+    for (const auto& t : topic_data) {
+      n += 32 + t.name.size();
+      for (const auto& p : t.partition_data) n += 16 + (p.records.data ? p.records.data->size() : 0);
+    }
+    return n;
+  }
   static constexpr auto fields() {
     using S = ProduceRequest;
     return std::tuple{
