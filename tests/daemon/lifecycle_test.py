@@ -203,98 +203,92 @@ class Lifecycle(unittest.TestCase):
             proxy.stop(5)
             cluster.stop()
 
-    def test_sighup_applies_the_timeouts_it_reports_as_applied(self):
-        cluster = Cluster("--topic", "slow:1:5")
+    def start_for_reload(self, topic, client_request_timeout_ms):
+        """A proxy in front of a test cluster with `topic` (NAME:PARTITIONS[...])
+        and a kafka-python producer to it; the test's cleanups stop both."""
+        cluster = Cluster("--topic", topic)
+        self.addCleanup(cluster.stop)
         client, metrics = free_port(), free_port()
         text = config(cluster.bootstrap, client, metrics)
         proxy = Proxy(ARGS.proxy, text)
-        try:
-            self.assertTrue(proxy.wait_ready(), proxy.text())
-            from kafka import KafkaProducer
-            producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{client}", api_version=(0, 10), acks="all",
-                                     retries=0, max_block_ms=10000, request_timeout_ms=60000)
-            producer.send("slow", b"warm").get(timeout=20)  # topic metadata known before the broker slows
-            idle = socket.create_connection(("127.0.0.1", client), timeout=20)
-            reloaded = text.replace('address = "127.0.0.1:%d"' % client,
-                                    'address = "127.0.0.1:%d"\nidle_timeout_ms = 1000' % client)
-            reloaded = reloaded.replace("request_timeout_ms = 10000", "request_timeout_ms = 500")
-            with open(proxy.config, "w") as f:
-                f.write(reloaded)
-            proxy.proc.send_signal(signal.SIGHUP)
-            deadline = time.time() + 10
-            while time.time() < deadline and "upstream.request_timeout_ms = 500" not in proxy.text():
-                time.sleep(0.05)
-            self.assertIn("SIGHUP: listener.idle_timeout_ms = 1000 (was 600000), applied", proxy.text())
-            self.assertIn("SIGHUP: upstream.request_timeout_ms = 500 (was 10000), applied", proxy.text())
-            # The connection opened before the reload is closed by the new idle timeout.
-            started = time.time()
-            self.assertEqual(idle.recv(1), b"", "an idle client must be closed")
-            self.assertLess(time.time() - started, 5)
-            # A broker slower than the new request timeout: the proxy's request times out at 500 ms.
-            self.assertEqual(cluster.command("rtt 3000"), "ok")
-            future = producer.send("slow", b"patient")
-            deadline = time.time() + 15
-            while time.time() < deadline and "timed out after 500 ms" not in proxy.text():
-                time.sleep(0.1)
-            self.assertIn("timed out after 500 ms", proxy.text())
-            self.assertEqual(cluster.command("rtt 0"), "ok")
-            future.get(timeout=50)  # retried upstream under the same sequence: delivered, once
-            producer.close(timeout=5)
-            self.assertEqual(consume(cluster.bootstrap, "slow").count("patient"), 1)
-        finally:
-            proxy.stop(5)
-            cluster.stop()
+        self.addCleanup(proxy.stop, 5)
+        self.assertTrue(proxy.wait_ready(), proxy.text())
+        from kafka import KafkaProducer
+        producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{client}", api_version=(0, 10), acks="all",
+                                 retries=0, max_block_ms=10000, request_timeout_ms=client_request_timeout_ms)
+        return cluster, proxy, text, client, metrics, producer
+
+    @staticmethod
+    def reload(proxy, text, last_change):
+        """Writes `text` as the proxy's config, sends SIGHUP and waits until
+        the log names `last_change` (the reload's last key)."""
+        with open(proxy.config, "w") as f:
+            f.write(text)
+        proxy.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while time.time() < deadline and last_change not in proxy.text():
+            time.sleep(0.05)
+
+    def test_sighup_applies_the_timeouts_it_reports_as_applied(self):
+        cluster, proxy, text, client, _metrics, producer = self.start_for_reload("slow:1:5", 60000)
+        producer.send("slow", b"warm").get(timeout=20)  # topic metadata known before the broker slows
+        idle = socket.create_connection(("127.0.0.1", client), timeout=20)
+        reloaded = text.replace('address = "127.0.0.1:%d"' % client,
+                                'address = "127.0.0.1:%d"\nidle_timeout_ms = 1000' % client)
+        reloaded = reloaded.replace("request_timeout_ms = 10000", "request_timeout_ms = 500")
+        self.reload(proxy, reloaded, "upstream.request_timeout_ms = 500")
+        self.assertIn("SIGHUP: listener.idle_timeout_ms = 1000 (was 600000), applied", proxy.text())
+        self.assertIn("SIGHUP: upstream.request_timeout_ms = 500 (was 10000), applied", proxy.text())
+        # The connection opened before the reload is closed by the new idle timeout.
+        started = time.time()
+        self.assertEqual(idle.recv(1), b"", "an idle client must be closed")
+        self.assertLess(time.time() - started, 5)
+        # A broker slower than the new request timeout: the proxy's request times out at 500 ms.
+        self.assertEqual(cluster.command("rtt 3000"), "ok")
+        future = producer.send("slow", b"patient")
+        deadline = time.time() + 15
+        while time.time() < deadline and "timed out after 500 ms" not in proxy.text():
+            time.sleep(0.1)
+        self.assertIn("timed out after 500 ms", proxy.text())
+        self.assertEqual(cluster.command("rtt 0"), "ok")
+        future.get(timeout=50)  # retried upstream under the same sequence: delivered, once
+        producer.close(timeout=5)
+        self.assertEqual(consume(cluster.bootstrap, "slow").count("patient"), 1)
 
     def test_sighup_applies_compression_and_the_delivery_timeout(self):
         """The producer keys SIGHUP reports as applied reach the pipeline (issue 14)."""
-        cluster = Cluster("--topic", "z:1")
-        client, metrics = free_port(), free_port()
-        text = config(cluster.bootstrap, client, metrics)
-        proxy = Proxy(ARGS.proxy, text)
-        try:
-            self.assertTrue(proxy.wait_ready(), proxy.text())
-            from kafka import KafkaProducer
-            producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{client}", api_version=(0, 10), acks="all",
-                                     retries=0, max_block_ms=10000, request_timeout_ms=90000)
+        cluster, proxy, text, _client, metrics, producer = self.start_for_reload("z:1", 90000)
 
-            def batch_bytes_of_one(value):
-                before = scrape(metrics, "produce_proxy_batch_bytes_sum") or 0
-                producer.send("z", value).get(timeout=20)
-                return scrape(metrics, "produce_proxy_batch_bytes_sum") - before
+        def batch_bytes_of_one(value):
+            before = scrape(metrics, "produce_proxy_batch_bytes_sum") or 0
+            producer.send("z", value).get(timeout=20)
+            return scrape(metrics, "produce_proxy_batch_bytes_sum") - before
 
-            value = b"x" * 8192  # lz4 takes it to well under 1 KiB
-            plain = batch_bytes_of_one(value)
-            self.assertGreater(plain, 8192)
-            # delivery_timeout_ms must cover linger_ms + request_timeout_ms.
-            reloaded = text.replace("delivery_timeout_ms = 60000",
-                                    'delivery_timeout_ms = 2000\ncompression = "lz4"')
-            reloaded = reloaded.replace("request_timeout_ms = 10000", "request_timeout_ms = 1000")
-            with open(proxy.config, "w") as f:
-                f.write(reloaded)
-            proxy.proc.send_signal(signal.SIGHUP)
-            deadline = time.time() + 10
-            while time.time() < deadline and "producer.delivery_timeout_ms = 2000" not in proxy.text():
-                time.sleep(0.05)
-            self.assertIn('SIGHUP: producer.compression = "lz4" (was "none"), applied', proxy.text())
-            self.assertIn("SIGHUP: producer.delivery_timeout_ms = 2000 (was 60000), applied", proxy.text())
-            compressed = batch_bytes_of_one(value)
-            self.assertLess(compressed, 1024, "after SIGHUP the batch is lz4 (plain: %d bytes)" % plain)
+        value = b"x" * 8192  # lz4 takes it to well under 1 KiB
+        plain = batch_bytes_of_one(value)
+        self.assertGreater(plain, 8192)
+        # delivery_timeout_ms must cover linger_ms + request_timeout_ms.
+        reloaded = text.replace("delivery_timeout_ms = 60000",
+                                'delivery_timeout_ms = 2000\ncompression = "lz4"')
+        reloaded = reloaded.replace("request_timeout_ms = 10000", "request_timeout_ms = 1000")
+        self.reload(proxy, reloaded, "producer.delivery_timeout_ms = 2000")
+        self.assertIn('SIGHUP: producer.compression = "lz4" (was "none"), applied', proxy.text())
+        self.assertIn("SIGHUP: producer.delivery_timeout_ms = 2000 (was 60000), applied", proxy.text())
+        compressed = batch_bytes_of_one(value)
+        self.assertLess(compressed, 1024, "after SIGHUP the batch is lz4 (plain: %d bytes)" % plain)
 
-            # Both brokers down: the record fails at the new delivery timeout, not the old 60 s.
-            for broker in ("1", "2"):
-                self.assertEqual(cluster.command("down " + broker), "ok")
-            started = time.time()
-            future = producer.send("z", b"late")
-            with self.assertRaises(Exception):
-                future.get(timeout=50)
-            failed_after = time.time() - started
-            print("  one 8 KiB record's batch: %d bytes plain, %d after SIGHUP to lz4; failed after %.1f s "
-                  "with delivery_timeout_ms reloaded to 2000" % (plain, compressed, failed_after), file=sys.stderr)
-            self.assertLess(failed_after, 20, "the reloaded 2 s delivery timeout did not apply")
-            producer.close(timeout=5)
-        finally:
-            proxy.stop(5)
-            cluster.stop()
+        # Both brokers down: the record fails at the new delivery timeout, not the old 60 s.
+        for broker in ("1", "2"):
+            self.assertEqual(cluster.command("down " + broker), "ok")
+        started = time.time()
+        future = producer.send("z", b"late")
+        with self.assertRaises(Exception):
+            future.get(timeout=50)
+        failed_after = time.time() - started
+        print("  one 8 KiB record's batch: %d bytes plain, %d after SIGHUP to lz4; failed after %.1f s "
+              "with delivery_timeout_ms reloaded to 2000" % (plain, compressed, failed_after), file=sys.stderr)
+        self.assertLess(failed_after, 20, "the reloaded 2 s delivery timeout did not apply")
+        producer.close(timeout=5)
 
     def test_sd_notify_ready_watchdog_stopping(self):
         with tempfile.TemporaryDirectory() as d:
