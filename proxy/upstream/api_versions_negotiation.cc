@@ -108,6 +108,8 @@ bool client_throttles(ApiKey key, std::int16_t version) {
       return version >= 8;
     case ApiKey::kListOffsets:
       return version >= 3;
+    case ApiKey::kDescribeConfigs:
+      return version >= 2;
     default:
       return false;
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "proxy/protocol/messages/api_versions.h"
+#include "proxy/protocol/messages/describe_configs.h"
 #include "proxy/protocol/messages/fetch.h"
 #include "proxy/protocol/messages/init_producer_id.h"
 #include "proxy/protocol/messages/list_offsets.h"
@@ -27,6 +28,7 @@ using AllApis =
             ApiPair<ListOffsetsRequest, ListOffsetsResponse>, ApiPair<MetadataRequest, MetadataResponse>,
             ApiPair<SaslHandshakeRequest, SaslHandshakeResponse>, ApiPair<ApiVersionsRequest, ApiVersionsResponse>,
             ApiPair<InitProducerIdRequest, InitProducerIdResponse>,
-            ApiPair<SaslAuthenticateRequest, SaslAuthenticateResponse>>;
+            ApiPair<SaslAuthenticateRequest, SaslAuthenticateResponse>,
+            ApiPair<DescribeConfigsRequest, DescribeConfigsResponse>>;
 
 }  // namespace pp
