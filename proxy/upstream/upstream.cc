@@ -25,7 +25,8 @@ Upstream::Upstream(uv_loop_t* loop, UpstreamConfig config, MetadataListener on_m
                         static_cast<std::uint64_t>(std::max(config_.reconnect_backoff_max_ms, 1))),
       metadata_timer_(loop),
       max_age_timer_(loop),
-      init_timer_(loop) {}
+      init_timer_(loop),
+      message_limits_(static_cast<std::uint64_t>(std::max(config_.metadata_max_age_ms, 1))) {}
 
 Upstream::~Upstream() = default;
 

@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proxy/base/backoff.h"
@@ -34,6 +35,7 @@
 #include "proxy/pipeline/upstream_port.h"
 #include "proxy/upstream/broker_connection.h"
 #include "proxy/upstream/broker_directory.h"
+#include "proxy/upstream/topic_message_limits.h"
 #include "proxy/upstream/upstream_observer.h"
 
 namespace pp::upstream {
@@ -68,6 +70,7 @@ class Upstream final : public UpstreamPort {
  public:
   using MetadataListener = std::function<void(const MetadataUpdate&)>;
   using NodeReadyListener = std::function<void(std::int32_t node)>;
+  using TopicLimitListener = std::function<void(const std::string& topic, std::int32_t max_message_bytes)>;
 
   Upstream(uv_loop_t* loop, UpstreamConfig config, MetadataListener on_metadata);
   // Outstanding callbacks are dropped, not called: close() first and run the
@@ -87,6 +90,9 @@ class Upstream final : public UpstreamPort {
   // have become able to take a Produce: it finished connecting and
   // negotiating, or a KIP-219 throttle ended. The pipeline's cue to drain.
   void set_node_ready_listener(NodeReadyListener listener) { on_node_ready_ = std::move(listener); }
+  // Told each topic's max.message.bytes when first learned and when it
+  // changes (topic_message_limits.h). Without a listener none is asked for.
+  void set_topic_limit_listener(TopicLimitListener listener) { on_topic_limit_ = std::move(listener); }
   // SIGHUP: every connection's later requests (and InitProducerId waits) use it.
   void set_request_timeout_ms(int ms);
   // SIGHUP: connections made or remade from now on use it; sessions up now
@@ -125,6 +131,8 @@ class Upstream final : public UpstreamPort {
   std::optional<std::int16_t> negotiated_version(std::int32_t node, ApiKey key) const;
   std::uint64_t metadata_requests_sent() const { return metadata_requests_sent_; }
   const std::set<std::string>& topics_in_use() const { return topics_; }
+  // 0 while not known.
+  std::int32_t max_message_bytes(std::string_view topic) const { return message_limits_.max_message_bytes(topic); }
 
  private:
   struct InitWaiting {
@@ -152,6 +160,8 @@ class Upstream final : public UpstreamPort {
   bool leader_unreachable() const;
   void flush_init();
   void expire_init();
+  void refresh_topic_limits(const MetadataUpdate& update);
+  void on_topic_limits(std::expected<DescribeConfigsResponse, ErrorCode> result);
 
   template <class Result, class Done>
   void fail_later(Done done, ErrorCode error) {
@@ -166,6 +176,7 @@ class Upstream final : public UpstreamPort {
   UpstreamConfig config_;
   MetadataListener on_metadata_;
   NodeReadyListener on_node_ready_;
+  TopicLimitListener on_topic_limit_;
   // Declared before the connections that post to it, so destroyed after them.
   net::Deferred deferred_;
   BrokerDirectory brokers_;
@@ -193,6 +204,8 @@ class Upstream final : public UpstreamPort {
 
   std::deque<InitWaiting> init_waiting_;
   net::Timer init_timer_;
+
+  TopicMessageLimits message_limits_;
 };
 
 }  // namespace pp::upstream

@@ -111,6 +111,7 @@ void Upstream::forget_topics(const std::vector<std::string>& topics) {
   for (const std::string& t : topics) {
     topics_.erase(t);
     create_wanted_.erase(t);
+    message_limits_.forget(t);
   }
 }
 
@@ -234,6 +235,7 @@ void Upstream::apply_metadata(const MetadataResponse& response) {
   }
   if (on_metadata_ && !read.update.topics.empty()) on_metadata_(read.update);
   connect_to_leaders();
+  refresh_topic_limits(read.update);
 }
 
 void Upstream::log_broker_changes(const BrokerChanges& changes) const {
