@@ -45,7 +45,7 @@ void Accumulator::finish_deferred() {
 
 bool Accumulator::linger_done(const PartitionState& p, std::int64_t now) const {
   if (p.queued_runs().empty()) return false;
-  if (flushing_ || p.queued_estimate_bytes() >= config_.batch_bytes) return true;
+  if (flushing_ || p.queued_estimate_bytes() >= batch_bytes_for(p)) return true;
   return now - p.queued_runs().front()->enqueued_ms >= config_.linger_ms;
 }
 
@@ -92,8 +92,9 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   // Sized for what is queued (an upper bound), not batch_bytes: a built
   // batch keeps its buffer until acknowledged, and a 1 MiB buffer per small
   // batch held more than twice the budget under a stalled upstream.
-  RecordBatchBuilder builder(
-      options, std::min(config_.batch_bytes, record_batch_layout::kHeaderSize + p.queued_estimate_bytes()));
+  const std::size_t batch_bytes = batch_bytes_for(p);
+  RecordBatchBuilder builder(options,
+                             std::min(batch_bytes, record_batch_layout::kHeaderSize + p.queued_estimate_bytes()));
 
   auto batch = std::make_shared<ProducerBatch>();
   batch->tp = p.tp();
@@ -102,11 +103,11 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   while (!queue.empty()) {
     const auto& run = queue.front();
     const bool whole_run = run->records_batched == 0;
-    if (!builder.empty() && whole_run && builder.size_bytes() + run->encoded_size_estimate > config_.batch_bytes) {
+    if (!builder.empty() && whole_run && builder.size_bytes() + run->encoded_size_estimate > batch_bytes) {
       break;
     }
     BatchPiece piece{run, run->records_batched, 0, static_cast<std::uint32_t>(builder.record_count())};
-    piece.record_count = append_run(builder, *run, config_.batch_bytes);
+    piece.record_count = append_run(builder, *run, batch_bytes);
     if (piece.record_count > 0) {
       ++run->pieces_outstanding;
       batch->created_ms = std::min(batch->created_ms, run->enqueued_ms);

@@ -6,6 +6,7 @@
 // C.4 rule 5, decisions 7 and 8).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -50,6 +51,10 @@ class Accumulator {
 
  private:
   void finish_run(RunTracker& run);
+  // producer.batch_bytes, or less where the topic takes less.
+  std::size_t batch_bytes_for(const PartitionState& p) const {
+    return p.batch_limit_bytes() > 0 ? std::min(config_.batch_bytes, p.batch_limit_bytes()) : config_.batch_bytes;
+  }
 
   const PipelineConfig& config_;
   PipelineObserver& observer_;

@@ -34,8 +34,19 @@ PartitionState& IdempotentProducer::state_for(const TopicPartition& tp) {
     }
     // A partition first used after its topic's metadata arrived starts from it.
     if (const PartitionLeadership* l = topics_.partition(tp)) slot->set_leader(l->leader_id, l->leader_epoch);
+    if (auto limit = topic_batch_limits_.find(tp.topic); limit != topic_batch_limits_.end()) {
+      slot->set_batch_limit_bytes(limit->second);
+    }
   }
   return *slot;
+}
+
+void IdempotentProducer::set_topic_batch_limit(const std::string& topic, std::size_t bytes) {
+  topic_batch_limits_[topic] = bytes;
+  for (auto& [tp, p] : partitions_) {
+    if (tp.topic == topic) p->set_batch_limit_bytes(bytes);
+  }
+  wake();  // a partition may now hold a full batch
 }
 
 const PartitionState* IdempotentProducer::partition(const TopicPartition& tp) const {

@@ -47,6 +47,9 @@ class IdempotentProducer final : public RecordSink {
   bool over_memory_budget() const { return memory_.over(); }
 
   void on_metadata(const MetadataUpdate& update);
+  // The topic's max.message.bytes, learned upstream: its batches are built
+  // no larger (the smaller of it and producer.batch_bytes).
+  void set_topic_batch_limit(const std::string& topic, std::size_t bytes);
 
   // One sender iteration: producer id, epoch bumps, expiry, draining.
   void poll();
@@ -164,6 +167,7 @@ class IdempotentProducer final : public RecordSink {
   std::set<TopicPartition> rewrite_set_;
 
   PartitionMap partitions_;
+  std::map<std::string, std::size_t, std::less<>> topic_batch_limits_;
   SequenceMemos sequence_memos_;  // of retired partitions
   MemoryBudget::Charge sequence_memos_charge_ = memory_.charge(MemoryUse::kSequenceMemos, 0);
 

@@ -70,7 +70,10 @@ std::set<std::string> IdempotentProducer::topics_with_partitions() const {
 }
 
 void IdempotentProducer::forget_topics(const std::vector<std::string>& names) {
-  for (const std::string& name : names) topics_.forget(name);
+  for (const std::string& name : names) {
+    topics_.forget(name);
+    topic_batch_limits_.erase(name);
+  }
   upstream_.set_leaders_in_use(topics_.leader_nodes());
 }
 

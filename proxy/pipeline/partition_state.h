@@ -124,6 +124,11 @@ class PartitionState {
   // ---- idle retirement ----
   std::int64_t last_used_ms() const { return last_used_ms_; }
   void touch(std::int64_t now) { last_used_ms_ = std::max(last_used_ms_, now); }
+
+  // The topic's max.message.bytes as the upstream reported it (0: unknown):
+  // a batch built over it would only be refused MESSAGE_TOO_LARGE and halved.
+  std::size_t batch_limit_bytes() const { return batch_limit_bytes_; }
+  void set_batch_limit_bytes(std::size_t bytes) { batch_limit_bytes_ = bytes; }
   // Nothing queued, in flight, unresolved or draining: only the sequence is
   // left, and the memo keeps it. The window is not kept: the leader may
   // change while the partition is retired, and a new leader starts at 5.
@@ -151,6 +156,7 @@ class PartitionState {
   bool leader_unconfirmed_ = false;
   std::int32_t inflight_batches_ = 0;
   std::int64_t last_used_ms_ = 0;
+  std::size_t batch_limit_bytes_ = 0;
 };
 
 }  // namespace pp
