@@ -17,11 +17,15 @@ ProducerDriver::ProducerDriver(uv_loop_t* loop, const upstream::UpstreamConfig& 
       topic_sweep_timer_(loop) {
   producer_.set_wakeup([this] { schedule_poll(); });
   upstream_.set_node_ready_listener([this](std::int32_t) { schedule_poll(); });
+  upstream_.set_topic_limit_listener([this](const std::string& topic, std::int32_t max_message_bytes) {
+    producer_.set_topic_batch_limit(topic, static_cast<std::size_t>(max_message_bytes));
+  });
 }
 
 ProducerDriver::~ProducerDriver() {
   producer_.set_wakeup(nullptr);
   upstream_.set_node_ready_listener(nullptr);
+  upstream_.set_topic_limit_listener(nullptr);
 }
 
 std::expected<void, std::string> ProducerDriver::start() {

@@ -65,6 +65,9 @@ class ProducerDriver final : public TopicDirectory {
 
   // TopicDirectory
   TopicAdmission admit_topic(std::string_view name) override;
+  std::size_t max_batch_bytes(std::string_view topic) const override {
+    return static_cast<std::size_t>(upstream_.max_message_bytes(topic));
+  }
   void describe(std::optional<std::vector<std::string>> topics, bool allow_auto_topic_creation,
                 std::function<void(std::vector<TopicDescription>)> done) override;
 

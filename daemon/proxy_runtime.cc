@@ -210,7 +210,10 @@ void ProxyRuntime::reload(const config::Settings& reloaded) {
   settings_ = reloaded;
   driver_->producer().apply_config(to_pipeline_config(settings_));
   driver_->set_request_timeout_ms(static_cast<std::int32_t>(settings_.upstream.request_timeout_ms));
-  if (frontend_) frontend_->set_idle_timeout_ms(settings_.listener.idle_timeout_ms);
+  if (frontend_) {
+    frontend_->set_idle_timeout_ms(settings_.listener.idle_timeout_ms);
+    frontend_->set_upstream_compression(to_pipeline_config(settings_).compression);
+  }
   reload_tls();
   reload_sasl();
 }

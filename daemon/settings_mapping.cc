@@ -66,6 +66,7 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.timestamp_after_max_ms = s.listener.message_timestamp_after_max_ms;
   f.timestamp_before_max_ms = s.listener.message_timestamp_before_max_ms;
   f.max_upstream_batch_bytes = to_pipeline_config(s).max_request_bytes;
+  f.upstream_compression = to_pipeline_config(s).compression;
   return f;
 }
 

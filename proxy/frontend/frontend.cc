@@ -285,6 +285,10 @@ void Frontend::set_idle_timeout_ms(std::int64_t ms) {
   if (!context_->stopped && listener_.port() != 0) start_sweep();
 }
 
+void Frontend::set_upstream_compression(CompressionCodec codec) {
+  context_->config.upstream_compression = codec;
+}
+
 void Frontend::defer(std::function<void()> fn) {
   if (context_->stopped) return;
   deferred_.post(std::move(fn));

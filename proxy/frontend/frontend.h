@@ -59,6 +59,8 @@ class Frontend {
 
   // SIGHUP: connections idle this long close from the next sweep on.
   void set_idle_timeout_ms(std::int64_t ms);
+  // SIGHUP's producer.compression, for judging records against their topic's limit.
+  void set_upstream_compression(CompressionCodec codec);
 
   std::uint16_t port() const;  // the bound port (listen on port 0 in tests)
   const FrontendCounters& counters() const;

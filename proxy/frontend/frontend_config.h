@@ -9,6 +9,7 @@
 
 #include "proxy/frontend/client_producers.h"
 #include "proxy/net/tcp.h"
+#include "proxy/records/compression.h"
 
 namespace pp {
 
@@ -63,6 +64,9 @@ struct FrontendConfig {
   // PipelineConfig::max_request_bytes) is answered MESSAGE_TOO_LARGE for its
   // partition instead of becoming a request the broker drops.
   std::size_t max_upstream_batch_bytes = 16 * 1048576;
+  // producer.compression: a record over its topic's max.message.bytes may
+  // still fit once compressed, so it is compressed alone before it is refused.
+  CompressionCodec upstream_compression = CompressionCodec::kNone;
 
   // listener.max_client_producers, client_producer_idle_ms,
   // client_batches_to_retain: the idempotent clients' state (ClientProducers).

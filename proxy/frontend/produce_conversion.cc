@@ -57,31 +57,61 @@ std::size_t decompressed_size(const RecordBatchView& batch) {
 // fails this entry alone, not an upstream batch shared with other clients
 // (issue 14). Kafka's LogValidator.validateTimestamp for CreateTime; a
 // missing timestamp (-1) is stamped with the receive time later (decision 7).
-std::optional<EntryError> check_record(const ProduceConversionOptions& o, std::size_t index, std::int64_t timestamp,
+// What each record of one entry is checked against.
+struct RecordChecks {
+  const ProduceConversionOptions& options;
+  std::size_t topic_batch_limit = 0;  // 0: unknown
+};
+
+std::optional<EntryError> check_timestamp(const ProduceConversionOptions& o, std::size_t index,
+                                          std::int64_t timestamp) {
+  if (timestamp < 0) return std::nullopt;
+  const bool ahead = o.timestamp_after_max_ms >= 0 && timestamp - o.now_ms > o.timestamp_after_max_ms;
+  const bool behind = o.timestamp_before_max_ms >= 0 && o.now_ms - timestamp > o.timestamp_before_max_ms;
+  if (!ahead && !behind) return std::nullopt;
+  return EntryError{ErrorCode::kInvalidTimestamp,
+                    "Timestamp " + std::to_string(timestamp) + " of record " + std::to_string(index) +
+                        " is out of range: more than " +
+                        std::to_string(ahead ? o.timestamp_after_max_ms : o.timestamp_before_max_ms) + " ms " +
+                        (ahead ? "ahead of" : "behind") + " the proxy's clock (" + std::to_string(o.now_ms) + ")"};
+}
+
+// The record alone in a batch as the pipeline would write it: exact, and
+// compressed when the pipeline compresses. Only asked for a record whose
+// upper bound is over its topic's limit, so the compression is rare.
+std::size_t batch_size_alone(CompressionCodec codec, std::int64_t timestamp, const std::optional<ByteView>& key,
+                             const std::optional<ByteView>& value, std::span<const RecordHeaderView> headers) {
+  RecordBatchBuildOptions options;
+  options.compression = codec;
+  RecordBatchBuilder builder(options);
+  if (codec == CompressionCodec::kNone) return builder.size_bytes_with(timestamp, key, value, headers);
+  builder.append(timestamp, key, value, headers);
+  return builder.build().size();
+}
+
+std::optional<EntryError> check_record(const RecordChecks& checks, std::size_t index, std::int64_t timestamp,
                                        const std::optional<ByteView>& key, const std::optional<ByteView>& value,
                                        std::span<const RecordHeaderView> headers) {
-  if (timestamp >= 0) {
-    const bool ahead = o.timestamp_after_max_ms >= 0 && timestamp - o.now_ms > o.timestamp_after_max_ms;
-    const bool behind = o.timestamp_before_max_ms >= 0 && o.now_ms - timestamp > o.timestamp_before_max_ms;
-    if (ahead || behind) {
-      return EntryError{ErrorCode::kInvalidTimestamp,
-                        "Timestamp " + std::to_string(timestamp) + " of record " + std::to_string(index) +
-                            " is out of range: more than " +
-                            std::to_string(ahead ? o.timestamp_after_max_ms : o.timestamp_before_max_ms) + " ms " +
-                            (ahead ? "ahead of" : "behind") + " the proxy's clock (" + std::to_string(o.now_ms) + ")"};
-    }
-  }
-  if (o.max_record_batch_bytes == 0) return std::nullopt;
+  const ProduceConversionOptions& o = checks.options;
+  if (auto error = check_timestamp(o, index, timestamp)) return error;
+  if (o.max_record_batch_bytes == 0 && checks.topic_batch_limit == 0) return std::nullopt;
   const std::size_t alone =
       record_batch_layout::kHeaderSize + RecordBatchBuilder::record_size_upper_bound(
                                              key ? std::optional<std::size_t>(key->size()) : std::nullopt,
                                              value ? std::optional<std::size_t>(value->size()) : std::nullopt, headers);
-  if (alone > o.max_record_batch_bytes) {
+  if (o.max_record_batch_bytes > 0 && alone > o.max_record_batch_bytes) {
     return EntryError{ErrorCode::kMessageTooLarge, "record " + std::to_string(index) + " needs a batch of " +
                                                        std::to_string(alone) + " bytes; the upstream limit is " +
                                                        std::to_string(o.max_record_batch_bytes)};
   }
-  return std::nullopt;
+  if (checks.topic_batch_limit == 0 || alone <= checks.topic_batch_limit) return std::nullopt;
+  const std::size_t written =
+      batch_size_alone(o.compression, std::max<std::int64_t>(timestamp, 0), key, value, headers);
+  if (written <= checks.topic_batch_limit) return std::nullopt;
+  return EntryError{ErrorCode::kMessageTooLarge,
+                    "record " + std::to_string(index) + " needs a batch of " + std::to_string(written) + " bytes" +
+                        (o.compression == CompressionCodec::kNone ? "" : " compressed") +
+                        "; the topic's max.message.bytes upstream is " + std::to_string(checks.topic_batch_limit)};
 }
 
 EntryError over_budget(const DecodeBudget& decoded) {
@@ -129,8 +159,7 @@ std::optional<EntryError> client_batch_of(const RecordBatchHeader& h, std::size_
 }
 
 std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, PartitionProduce& entry,
-                                          std::size_t& budget, DecodeBudget& decoded,
-                                          const ProduceConversionOptions& limits) {
+                                          std::size_t& budget, DecodeBudget& decoded, const RecordChecks& limits) {
   RecordRun& run = entry.run;
   auto split = split_record_batches(set);
   if (!split) return from_decode_error(split.error(), decoded);
@@ -181,7 +210,7 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Par
 
 // Produce v0-2: a legacy MessageSet of magic 0/1 messages, wrappers unwrapped.
 std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage, RecordRun& run, std::size_t& budget,
-                                              DecodeBudget& memory, const ProduceConversionOptions& limits) {
+                                              DecodeBudget& memory, const RecordChecks& limits) {
   MessageSetReadOptions read;
   read.max_decompressed_bytes = budget;
   read.trailing_partial = TrailingPartial::kReject;
@@ -248,10 +277,11 @@ ProduceConversion convert_produce_request(
       storage->frame = frame;
       const std::size_t decoded_before = decoded.used();
       if (!error) {
+        const RecordChecks checks{options, options.topic_batch_limit ? options.topic_batch_limit(topic.name) : 0};
         if (version >= 3) {
-          error = convert_batches(set, *storage, entry, budget, decoded, options);
+          error = convert_batches(set, *storage, entry, budget, decoded, checks);
         } else if (!set.empty()) {
-          error = convert_message_set(set, *storage, entry.run, budget, decoded, options);
+          error = convert_message_set(set, *storage, entry.run, budget, decoded, checks);
         }
       }
       if (error) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "proxy/pipeline/record_run.h"
 #include "proxy/protocol/error_code.h"
 #include "proxy/protocol/messages/produce.h"
+#include "proxy/records/compression.h"
 
 namespace pp {
 
@@ -43,6 +45,13 @@ struct ProduceConversionOptions {
   // with MESSAGE_TOO_LARGE: the pipeline could only send it as an upstream
   // request over its own cap, which a broker drops. 0: no limit.
   std::size_t max_record_batch_bytes = 0;
+  // The topic's own limit, its max.message.bytes upstream (0: unknown), which
+  // Kafka applies to the batch as written, after compression: a record over
+  // it uncompressed is compressed alone with `compression` (the codec the
+  // pipeline will use) and refused with MESSAGE_TOO_LARGE only if it is
+  // still over. Unset: no topic limits.
+  std::function<std::size_t(std::string_view topic)> topic_batch_limit;
+  CompressionCodec compression = CompressionCodec::kNone;
 };
 
 // One (topic, partition) entry of the request.
@@ -91,7 +100,8 @@ struct ProduceConversion {
 //   and 3,000,000 empty headers are legal Kafka.
 // - a CreateTime record outside the timestamp limits: INVALID_TIMESTAMP
 //   (the broker's message, with the record's index).
-// - a record that cannot fit in max_record_batch_bytes: MESSAGE_TOO_LARGE.
+// - a record that cannot fit in max_record_batch_bytes, or in a batch of its
+//   topic's limit once compressed: MESSAGE_TOO_LARGE.
 // - an idempotent batch (producer id >= 0) that is not alone in its entry, or
 //   has a negative epoch or base sequence: INVALID_RECORD.
 // Idempotent batches give their records to the run as plain records (the

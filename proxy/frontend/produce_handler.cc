@@ -164,6 +164,8 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   options.timestamp_after_max_ms = ctx.config.timestamp_after_max_ms;
   options.timestamp_before_max_ms = ctx.config.timestamp_before_max_ms;
   options.max_record_batch_bytes = ctx.config.max_upstream_batch_bytes;
+  options.topic_batch_limit = [&topics = ctx.topics](std::string_view topic) { return topics.max_batch_bytes(topic); };
+  options.compression = ctx.config.upstream_compression;
   ProduceConversion converted;
   if (valid_acks(acks)) converted = convert_produce_request(request, version, std::move(frame), options);
   refuse_unadmitted_topics(ctx.topics, converted);

@@ -39,6 +39,10 @@ class TopicDirectory {
   // describe() applies the same rules to the topics it is asked about.
   virtual TopicAdmission admit_topic(std::string_view name) = 0;
 
+  // The largest record batch the topic takes upstream (its max.message.bytes,
+  // which Kafka measures after compression), or 0 while not known.
+  virtual std::size_t max_batch_bytes(std::string_view /*topic*/) const { return 0; }
+
   // Describes `topics` (nullopt: every topic upstream knows), refreshing
   // upstream metadata first for topics not known yet; with
   // `allow_auto_topic_creation` the refresh lets the upstream create them, as

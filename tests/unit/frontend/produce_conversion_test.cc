@@ -295,6 +295,56 @@ TEST(ProduceConversionLimits, ARecordThatCannotFitAnUpstreamBatchIsMessageTooLar
             ErrorCode::kMessageTooLarge);
 }
 
+// Issue 14: the topic's max.message.bytes, learned upstream, judged as Kafka
+// judges it: the batch as written, after the pipeline's compression.
+TEST(ProduceConversionLimits, ARecordOverItsTopicsMaxMessageBytesIsRefusedForThatTopicOnly) {
+  ProduceConversionOptions o;
+  o.max_record_batch_bytes = 16 * 1048576;
+  o.topic_batch_limit = [](std::string_view topic) -> std::size_t { return topic == "small" ? 4096 : 0; };
+  std::vector<test::TestRecord> big = {{"k", "fits", 1}, {"k", std::string(5000, 'x'), 1}};
+  std::vector<test::TestRecord> under = {{"k", std::string(3900, 'y'), 1}};
+  auto decoded = test::decoded_produce(9, -1,
+                                       {{"small", 0, test::record_batch(CompressionCodec::kNone, big)},
+                                        {"small", 1, test::record_batch(CompressionCodec::kNone, under)},
+                                        {"large", 0, test::record_batch(CompressionCodec::kNone, big)}});
+  auto converted = convert_produce_request(decoded.request, 9, decoded.frame, o);
+  EXPECT_EQ(converted.partitions[0].error, ErrorCode::kMessageTooLarge);
+  EXPECT_NE(converted.partitions[0].error_message.find("record 1"), std::string::npos);
+  EXPECT_NE(converted.partitions[0].error_message.find("max.message.bytes upstream is 4096"), std::string::npos)
+      << converted.partitions[0].error_message;
+  EXPECT_EQ(converted.partitions[1].error, ErrorCode::kNone) << "3,900 bytes and a header fit in 4,096";
+  EXPECT_EQ(converted.partitions[2].error, ErrorCode::kNone) << "a topic whose limit is not known";
+}
+
+TEST(ProduceConversionLimits, ACompressedUpstreamJudgesTheRecordCompressed) {
+  ProduceConversionOptions o;
+  o.topic_batch_limit = [](std::string_view) -> std::size_t { return 4096; };
+  std::string noise(6000, '\0');
+  std::uint32_t x = 2463534242u;
+  for (char& c : noise) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    c = static_cast<char>(x);
+  }
+  std::vector<test::TestRecord> compressible = {{"k", std::string(6000, 'a'), 1}};
+  std::vector<test::TestRecord> incompressible = {{"k", noise, 1}};
+  auto decoded = test::decoded_produce(9, -1,
+                                       {{"t", 0, test::record_batch(CompressionCodec::kNone, compressible)},
+                                        {"t", 1, test::record_batch(CompressionCodec::kNone, incompressible)}});
+  auto plain = convert_produce_request(decoded.request, 9, decoded.frame, o);
+  EXPECT_EQ(plain.partitions[0].error, ErrorCode::kMessageTooLarge) << "uncompressed upstream: 6,000 bytes";
+  EXPECT_EQ(plain.partitions[1].error, ErrorCode::kMessageTooLarge);
+  o.compression = CompressionCodec::kLz4;
+  auto lz4 = convert_produce_request(decoded.request, 9, decoded.frame, o);
+  EXPECT_EQ(lz4.partitions[0].error, ErrorCode::kNone) << "6,000 'a's compress far below 4,096";
+  EXPECT_EQ(lz4.partitions[1].error, ErrorCode::kMessageTooLarge) << "noise does not";
+  EXPECT_NE(lz4.partitions[1].error_message.find("compressed"), std::string::npos);
+
+  // The legacy path takes the same rule.
+  auto legacy = test::decoded_produce(1, 1, {{"t", 0, test::legacy_set(1, CompressionCodec::kNone, incompressible)}});
+  EXPECT_EQ(convert_produce_request(legacy.request, 1, legacy.frame, o).partitions[0].error,
+            ErrorCode::kMessageTooLarge);
+}
+
 TEST(ProduceConversion, EncodedRecordsOnlyWhenTheyCanGoUpstreamAsTheyAre) {
   const auto encoded = [](const std::vector<ProduceEntry>& entries) {
     auto decoded = test::decoded_produce(9, -1, entries);
