@@ -31,6 +31,7 @@ void ClientSession::start() {
   auto self = shared_from_this();
   connection_.set_callbacks([self](ByteView data) { self->on_data(data); },
                             [self](int status) { self->on_peer_closed(status); });
+  connection_.set_read_target([self] { return self->read_target(); }, [self](std::size_t n) { self->on_read_into(n); });
   last_activity_ms_ = uv_now(context_->loop);
   watch_account();
   update_reading();

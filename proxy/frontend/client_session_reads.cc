@@ -41,15 +41,40 @@ bool ClientSession::admit_waiting_frame() {
   return true;
 }
 
+ClientSession::ReadStart ClientSession::read_start() const {
+  return {reader_.frames_started(), reader_.ready_frames(), reader_.in_partial_frame()};
+}
+
 void ClientSession::on_data(ByteView data) {
-  if (closed_ || closing_ || stream_failure_) return;
+  if (drops_reads()) return;
+  const ReadStart start = read_start();
+  after_read(start, reader_.append(data));
+}
+
+// Issue 17: the body of an admitted frame that still needs this much is read
+// straight into its buffer. A smaller rest goes through the shared buffer,
+// whose one read may also hold the frames after it: a copy that small costs
+// less than the extra read a pipelining client would then need.
+std::span<std::uint8_t> ClientSession::read_target() {
+  constexpr std::size_t kDirectReadMinBytes = 16 * 1024;
+  if (drops_reads() || !partial_admitted_ || reader_.partial_remaining() < kDirectReadMinBytes) return {};
+  return reader_.writable_tail();
+}
+
+// Bytes read into the frame's tail are its own only once committed: dropped
+// here as on_data drops a read, they are overwritten by the next ones.
+void ClientSession::on_read_into(std::size_t n) {
+  if (drops_reads()) return;
+  const ReadStart start = read_start();
+  reader_.commit(n);
+  after_read(start, {});
+}
+
+// A read's frames are charged the same whichever way its bytes came.
+void ClientSession::after_read(const ReadStart& start, const Decoded<void>& appended) {
   last_activity_ms_ = uv_now(context_->loop);
-  const std::uint64_t frames_before = reader_.frames_started();
-  const std::size_t ready_before = reader_.ready_frames();
-  const bool was_partial = reader_.in_partial_frame();
-  auto appended = reader_.append(data);
-  count_admitted(ready_before, was_partial);
-  if (reader_.frames_started() != frames_before) {
+  count_admitted(start.ready_frames, start.was_partial);
+  if (reader_.frames_started() != start.frames_started) {
     partial_admitted_ = false;  // the previous one is complete
     charge_frames();
     partial_admitted_ = reader_.in_partial_frame() && take_frame(waiting_frame_bytes());
