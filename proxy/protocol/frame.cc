@@ -74,13 +74,15 @@ Decoded<void> FrameReader::read_prefix(ByteView& data) {
   return {};
 }
 
-// Past the first reservation the buffer doubles, up to the announced size:
-// it holds at most about twice what the peer sent, and regrowing moves fewer
-// bytes than the frame has. Never past the announced size, so a complete
-// frame's capacity is its size (what the memory budget charges it).
+// Past the first reservation, straight to the announced size: doubling would
+// copy the frame again at each step and leave up to twice it allocated, and
+// the memory budget has charged the announced size from the prefix on. The
+// reservation is address space only: pages are touched as bytes arrive, or a
+// tail step at a time (writable_tail), so a peer announcing 90 MiB and
+// sending little holds little.
 void FrameReader::reserve_for(std::size_t size) {
   if (size <= partial_->capacity()) return;
-  partial_->reserve(std::min(partial_need_, std::max(size, 2 * partial_->capacity())));
+  partial_->reserve(partial_need_);
 }
 
 void FrameReader::frame_bytes_added(std::size_t n) {

@@ -57,12 +57,13 @@ class FrameReader {
   std::uint64_t frames_started() const { return frames_started_; }
   // Total bytes consumed from the stream so far (for error offsets).
   std::size_t stream_offset() const { return stream_offset_; }
-  // Memory the partial frame's buffer holds (for tests of the growth bound).
-  std::size_t partial_capacity() const { return partial_ ? partial_->capacity() : 0; }
+  // Bytes of the partial frame's buffer written so far, received or zeroed
+  // for a tail (for tests of what a trickling peer makes us touch).
+  std::size_t partial_touched() const { return partial_ ? partial_->size() : 0; }
 
-  // The partial frame's buffer: the first reservation and the tail handed
-  // to a socket at a time. Both bound what a peer announcing a large frame
-  // and sending little makes us allocate and touch.
+  // The partial frame's buffer: the first reservation (most frames fit it
+  // and never move) and the tail handed to a socket at a time, which bounds
+  // what a peer announcing a large frame and sending little makes us touch.
   static constexpr std::size_t kFirstReserveBytes = 1024 * 1024;
   static constexpr std::size_t kTailStepBytes = 256 * 1024;
 
