@@ -31,6 +31,7 @@ void ClientSession::start() {
   auto self = shared_from_this();
   connection_.set_callbacks([self](ByteView data) { self->on_data(data); },
                             [self](int status) { self->on_peer_closed(status); });
+  connection_.set_read_target([self] { return self->read_target(); }, [self](std::size_t n) { self->on_read_into(n); });
   last_activity_ms_ = uv_now(context_->loop);
   watch_account();
   update_reading();
@@ -107,41 +108,6 @@ void ClientSession::apply_read_state() {
   }
 }
 
-// Of the frames one read completed, the first may finish the partial frame
-// carried over (admitted or not when it began); the others began in this read.
-void ClientSession::count_admitted(std::size_t ready_before, bool was_partial) {
-  const std::size_t completed = reader_.ready_frames() - ready_before;
-  if (completed == 0) return;
-  const std::size_t fresh = was_partial ? completed - 1 : completed;  // begun in this read
-  if (was_partial && partial_admitted_) {
-    ++admitted_ready_;
-    admitted_ready_bytes_ += reader_.newest_ready_bytes(completed) - reader_.newest_ready_bytes(fresh);
-  }
-  if (take_frame(reader_.newest_ready_bytes(fresh))) {
-    admitted_ready_ += fresh;
-    admitted_ready_bytes_ += reader_.newest_ready_bytes(fresh);
-  }
-}
-
-// Admitted frames are charged, a partial one at its announced size. Bytes
-// read during a pause are not (at most one read's worth per connection):
-// charged, they could keep the budget over with nothing able to free it.
-void ClientSession::charge_frames() {
-  std::size_t bytes = admitted_ready_bytes_;
-  if (partial_admitted_) bytes += reader_.partial_bytes() + reader_.partial_remaining();
-  frames_charge_.set(bytes);
-}
-
-// A partial frame that began during a pause is admitted when reads resume,
-// if the budget has room: one at a time, as each admission is charged.
-bool ClientSession::admit_waiting_frame() {
-  if (!reader_.in_partial_frame() || partial_admitted_) return true;
-  if (!take_frame(waiting_frame_bytes())) return false;
-  partial_admitted_ = true;
-  charge_frames();
-  return true;
-}
-
 bool ClientSession::frame_overdue(std::uint64_t now_ms) const {
   const std::int64_t limit = context_->config.frame_timeout_ms;
   return !closed_ && !closing_ && limit > 0 && partial_reading_since_ms_ != 0 && connection_.reading() &&
@@ -157,38 +123,6 @@ void ClientSession::schedule_processing() {
       self->process_frames();
     }
   });
-}
-
-void ClientSession::on_data(ByteView data) {
-  if (closed_ || closing_ || stream_failure_) return;
-  last_activity_ms_ = uv_now(context_->loop);
-  const std::uint64_t frames_before = reader_.frames_started();
-  const std::size_t ready_before = reader_.ready_frames();
-  const bool was_partial = reader_.in_partial_frame();
-  auto appended = reader_.append(data);
-  count_admitted(ready_before, was_partial);
-  if (reader_.frames_started() != frames_before) {
-    partial_admitted_ = false;  // the previous one is complete
-    charge_frames();
-    partial_admitted_ = reader_.in_partial_frame() && take_frame(waiting_frame_bytes());
-    partial_reading_since_ms_ = reader_.in_partial_frame() ? last_activity_ms_ : 0;
-  } else if (!reader_.in_partial_frame()) {
-    partial_reading_since_ms_ = 0;
-  }
-  charge_frames();
-  // The bytes just reserved may be what crosses the budget: pause everyone.
-  if (context_->after_submit) context_->after_submit();
-  if (!appended) {
-    const DecodeError& e = appended.error();
-    if (e.kind == DecodeErrorKind::kTooLarge) {
-      stream_failure_ =
-          "request size prefix over max_request_bytes (" + std::to_string(context_->config.max_request_bytes) + ")";
-    } else {
-      stream_failure_ = "malformed request frame: " + e.describe();
-    }
-    connection_.stop_reading();
-  }
-  process_frames();
 }
 
 // The frame, charged to the budget for as long as anything holds it: the

@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "proxy/frontend/frontend_context.h"
@@ -94,7 +95,19 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
     MemoryCharge charge;         // the filled frame's bytes, until written
   };
 
+  // What on_data and on_read_into compare after a read: the reader's
+  // counts before it, from which the read's frames are told apart.
+  struct ReadStart {
+    std::uint64_t frames_started = 0;
+    std::size_t ready_frames = 0;
+    bool was_partial = false;
+  };
+  bool drops_reads() const { return closed_ || closing_ || stream_failure_.has_value(); }
+  ReadStart read_start() const;
   void on_data(ByteView data);
+  std::span<std::uint8_t> read_target();
+  void on_read_into(std::size_t n);
+  void after_read(const ReadStart& start, const Decoded<void>& appended);
   void on_peer_closed(int status);
   void process_frames();
   bool can_take_request() const;

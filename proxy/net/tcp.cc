@@ -2,8 +2,10 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 namespace pp::net {
@@ -53,6 +55,39 @@ bool numeric_address(const HostPort& hp, sockaddr_storage& out) {
   std::memset(&out, 0, sizeof out);
   if (uv_ip4_addr(hp.host.c_str(), hp.port, reinterpret_cast<sockaddr_in*>(&out)) == 0) return true;
   return uv_ip6_addr(hp.host.c_str(), hp.port, reinterpret_cast<sockaddr_in6*>(&out)) == 0;
+}
+
+// libuv asks for a buffer just before each read and hands it back, filled,
+// to on_read at once: nothing can run between the two to move the target.
+void alloc_read_buffer(uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
+  auto* st = static_cast<TcpConnection::State*>(handle->data);
+  st->read_into_target = false;
+  if (st->read_target) {
+    const std::span<std::uint8_t> target = st->read_target();
+    if (!target.empty()) {
+      st->read_into_target = true;
+      const std::size_t len = std::min<std::size_t>(target.size(), std::numeric_limits<unsigned>::max());
+      *buf = uv_buf_init(reinterpret_cast<char*>(target.data()), static_cast<unsigned>(len));
+      return;
+    }
+  }
+  *buf = uv_buf_init(loop_read_buffer(), static_cast<unsigned>(kReadBufferBytes));
+}
+
+void on_read(uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
+  auto* st = static_cast<TcpConnection::State*>(stream->data);
+  if (n > 0) {
+    // Each callback may close or destroy the owner: called from a copy.
+    if (st->read_into_target) {
+      if (auto cb = st->on_read_into) cb(static_cast<std::size_t>(n));
+    } else if (auto cb = st->on_data) {
+      cb(ByteView(reinterpret_cast<const std::uint8_t*>(buf->base), static_cast<std::size_t>(n)));
+    }
+  } else if (n < 0) {
+    uv_read_stop(stream);
+    st->reading = false;
+    st->fail(n == UV_EOF ? 0 : static_cast<int>(n));
+  }
 }
 
 void start_connect(TcpConnection::State* s, const sockaddr* addr) {
@@ -183,28 +218,16 @@ void TcpConnection::set_callbacks(DataCallback on_data, CloseCallback on_close) 
   state_->on_close = std::move(on_close);
 }
 
+void TcpConnection::set_read_target(ReadTarget target, ReadIntoCallback on_read_into) {
+  state_->read_target = std::move(target);
+  state_->on_read_into = std::move(on_read_into);
+}
+
 void TcpConnection::start_reading() {
   State* s = state_.get();
   if (!s || s->reading || !s->open) return;
   s->reading = true;
-  uv_read_start(
-      reinterpret_cast<uv_stream_t*>(&s->handle),
-      [](uv_handle_t*, std::size_t, uv_buf_t* buf) {
-        *buf = uv_buf_init(loop_read_buffer(), static_cast<unsigned>(kReadBufferBytes));
-      },
-      [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
-        auto* st = static_cast<State*>(stream->data);
-        if (n > 0) {
-          if (st->on_data) {
-            auto cb = st->on_data;  // the callback may close or destroy the owner
-            cb(ByteView(reinterpret_cast<const std::uint8_t*>(buf->base), static_cast<std::size_t>(n)));
-          }
-        } else if (n < 0) {
-          uv_read_stop(stream);
-          st->reading = false;
-          st->fail(n == UV_EOF ? 0 : static_cast<int>(n));
-        }
-      });
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&s->handle), alloc_read_buffer, on_read);
 }
 
 void TcpConnection::stop_reading() {

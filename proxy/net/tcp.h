@@ -6,6 +6,7 @@
 #include <expected>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,12 @@ class TcpConnection {
   // status 0: orderly EOF; otherwise a libuv error code (uv_strerror).
   using CloseCallback = std::function<void(int status)>;
   using ConnectCallback = std::function<void(int status)>;
+  // Issue 17: where the next read may land instead of the loop's shared read
+  // buffer, so its bytes need no copy out of it (a partial frame's unfilled
+  // tail). An empty span means the shared buffer and DataCallback.
+  using ReadTarget = std::function<std::span<std::uint8_t>()>;
+  // The first n bytes of the span ReadTarget last gave now hold read bytes.
+  using ReadIntoCallback = std::function<void(std::size_t n)>;
 
   TcpConnection() = default;
 
@@ -38,6 +45,8 @@ class TcpConnection {
   static TcpConnection connect(uv_loop_t* loop, const HostPort& to, ConnectCallback on_connected);
 
   void set_callbacks(DataCallback on_data, CloseCallback on_close);
+  // Optional: without it every read goes through the shared buffer.
+  void set_read_target(ReadTarget target, ReadIntoCallback on_read_into);
   void start_reading();
   void stop_reading();
   bool reading() const;
@@ -65,8 +74,11 @@ struct TcpConnection::State {
   DataCallback on_data;
   CloseCallback on_close;
   ConnectCallback on_connected;
+  ReadTarget read_target;
+  ReadIntoCallback on_read_into;
   std::string peer;
   bool reading = false;
+  bool read_into_target = false;  // the buffer libuv reads into came from read_target
   bool open = true;
   bool handle_is_closed = false;
   int pending_requests = 0;  // getaddrinfo / connect in flight
@@ -75,6 +87,8 @@ struct TcpConnection::State {
     on_data = nullptr;
     on_close = nullptr;
     on_connected = nullptr;
+    read_target = nullptr;
+    on_read_into = nullptr;
     open = false;
   }
   bool handle_closed() {

@@ -75,6 +75,30 @@ TEST_F(FrameMemoryTest, AFrameBegunOverTheBudgetWaitsWhileOneAdmittedBeforeIsFin
   EXPECT_TRUE(b->read_frame());
 }
 
+// Issue 17: past its first read, a large frame's body is read straight into
+// its buffer; charged and handled exactly as one copied in.
+TEST_F(FrameMemoryTest, AFrameReadIntoItsOwnBufferIsChargedAndHandledAsBefore) {
+  start();
+  auto client = connect();
+  std::vector<test::TestRecord> records;
+  for (int i = 0; i < 300; ++i) records.push_back({"k", std::to_string(i) + std::string(1000, 'v')});
+  const Bytes big =
+      test::produce_frame(2, 1, 1, {{"orders", 0, test::legacy_set(1, CompressionCodec::kNone, records)}});
+  ASSERT_TRUE(client->write_raw(ByteView(big).first(1000)));
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return sink_.buffered(MemoryUse::kRequestFrames) > 0; }));
+  EXPECT_EQ(sink_.buffered(MemoryUse::kRequestFrames), big.size() - 4);
+  ASSERT_TRUE(client->write_raw(ByteView(big).subspan(1000, 150000)));
+  test::run_for(&loop_, 100);
+  EXPECT_EQ(sink_.buffered(MemoryUse::kRequestFrames), big.size() - 4) << "the announced size, however bytes came";
+  ASSERT_TRUE(client->write_raw(ByteView(big).subspan(151000)));
+  ASSERT_TRUE(wait_for_submissions(1));
+  ASSERT_EQ(sink_.submissions[0].run.records.size(), 300u) << "every message's CRC held";
+  const auto& last = *sink_.submissions[0].run.records[299].value;
+  EXPECT_EQ(std::string(last.begin(), last.end()), "299" + std::string(1000, 'v'));
+  sink_.complete(0, 0);
+  EXPECT_TRUE(client->read_frame());
+}
+
 TEST_F(FrameMemoryTest, AFrameNotCompleteInTimeClosesItsConnection) {
   FrontendConfig config;
   config.frame_timeout_ms = 300;

@@ -75,6 +75,42 @@ TEST_F(LoopTest, EchoOverLoopbackThenOrderlyClose) {
   accepted.clear();
 }
 
+// Issue 17: while the owner offers a target, reads land there (no copy
+// through the shared buffer) and are reported by size; then DataCallback.
+TEST_F(LoopTest, ReadsLandInTheOfferedTargetFirst) {
+  Bytes target(1000);
+  std::size_t target_have = 0;
+  Bytes via_data;
+  std::vector<TcpConnection> accepted;
+  auto listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
+    accepted.push_back(std::move(c));
+    TcpConnection* me = &accepted.back();
+    me->set_callbacks([&](ByteView d) { via_data.insert(via_data.end(), d.begin(), d.end()); }, [](int) {});
+    me->set_read_target([&] { return std::span<std::uint8_t>(target).subspan(target_have); },
+                        [&](std::size_t n) { target_have += n; });
+    me->start_reading();
+  });
+  ASSERT_TRUE(listener.has_value()) << listener.error();
+  Bytes payload(3000);
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i * 13);
+  TcpConnection client = TcpConnection::connect(&loop_, {"127.0.0.1", listener->port()}, [&](int status) {
+    ASSERT_EQ(status, 0) << uv_strerror(status);
+    client.write(payload);
+  });
+  Timer guard(&loop_);
+  guard.start(5000, 0, [&] { ADD_FAILURE() << "timed out"; });
+  while (target_have + via_data.size() < payload.size() && guard.active() && uv_run(&loop_, UV_RUN_ONCE) != 0) {
+  }
+  guard.stop();
+  guard = Timer();
+  client.close();
+  listener->close();
+  accepted.clear();
+  ASSERT_EQ(target_have, target.size());
+  EXPECT_TRUE(bytes_equal(target, ByteView(payload).first(1000)));
+  EXPECT_TRUE(bytes_equal(via_data, ByteView(payload).subspan(1000)));
+}
+
 TEST_F(LoopTest, ConnectToClosedPortReportsRefused) {
   int status = 0;
   TcpConnection c = TcpConnection::connect(&loop_, {"127.0.0.1", 1}, [&](int s) { status = s; });
