@@ -9,19 +9,11 @@ usage: /usr/bin/python3 tests/fuzz/seeds/describe_configs_seeds.py
 """
 import os
 import struct
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def uvarint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
+sys.path.insert(0, os.path.join(HERE, "..", "..", "daemon"))
+from hostile_wire import uvarint  # noqa: E402
 
 
 def string(s, flexible):
