@@ -53,8 +53,8 @@ class TopicMessageLimits {
   std::optional<DescribeConfigsRequest> due(const std::set<std::string>& in_use, std::uint64_t now);
   // The answer to the outstanding request.
   LimitsRead apply(const DescribeConfigsResponse& response);
-  // The outstanding request failed (disconnect, timeout, a broker without
-  // DescribeConfigs): its topics are due again retry_ms after `now`.
+  // The outstanding request failed (disconnect, timeout): its topics are due
+  // again retry_ms after `now`.
   void failed(std::uint64_t now, std::uint64_t retry_ms);
 
   // 0 while unknown.

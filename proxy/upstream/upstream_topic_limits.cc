@@ -7,8 +7,10 @@ namespace pp::upstream {
 
 namespace {
 
-// A failed request (disconnect, timeout) is asked again this much later,
-// sooner than metadata_max_age_ms: it said nothing about the topics.
+// A failed request (disconnect, timeout) said nothing about the topics: they
+// are due again this much later rather than after metadata_max_age_ms. Due,
+// not sent: requests go out after a Metadata answer, so the retry waits for
+// the next refresh (at most metadata_max_age_ms away).
 constexpr std::uint64_t kLimitRetryMs = 5000;
 
 }  // namespace
