@@ -26,7 +26,8 @@ Upstream::Upstream(uv_loop_t* loop, UpstreamConfig config, MetadataListener on_m
       metadata_timer_(loop),
       max_age_timer_(loop),
       init_timer_(loop),
-      message_limits_(static_cast<std::uint64_t>(std::max(config_.metadata_max_age_ms, 1))) {}
+      message_limits_(static_cast<std::uint64_t>(std::max(config_.metadata_max_age_ms, 1))),
+      limits_retry_timer_(loop) {}
 
 Upstream::~Upstream() = default;
 
@@ -55,6 +56,7 @@ void Upstream::close() {
   metadata_timer_.stop();
   max_age_timer_.stop();
   init_timer_.stop();
+  limits_retry_timer_.stop();
   for (auto& [id, c] : connections_) c->stop("upstream closing");
   for (auto& c : bootstrap_) c->stop("upstream closing");
   for (auto& c : retired_) c->stop("upstream closing");
@@ -106,6 +108,9 @@ void Upstream::on_connection_event(BrokerConnection& c, BrokerConnection::Event 
     case BrokerConnection::Event::kReady:
       flush_metadata();
       flush_init();
+      // The Metadata answer that named the topics may have come before any
+      // broker of the cluster was ready (the bootstrap one retired by it).
+      ask_topic_limits();
       [[fallthrough]];
     case BrokerConnection::Event::kThrottleEnded:
       if (c.node_id() >= 0 && on_node_ready_ && !c.retiring()) on_node_ready_(c.node_id());

@@ -161,6 +161,7 @@ class Upstream final : public UpstreamPort {
   void flush_init();
   void expire_init();
   void refresh_topic_limits(const MetadataUpdate& update);
+  void ask_topic_limits();
   void on_topic_limits(std::expected<DescribeConfigsResponse, ErrorCode> result);
 
   template <class Result, class Done>
@@ -206,6 +207,8 @@ class Upstream final : public UpstreamPort {
   net::Timer init_timer_;
 
   TopicMessageLimits message_limits_;
+  std::set<std::string> limit_topics_;  // named without error by the last Metadata answer
+  net::Timer limits_retry_timer_;       // a failed DescribeConfigs asks again from it
 };
 
 }  // namespace pp::upstream

@@ -112,6 +112,7 @@ void Upstream::forget_topics(const std::vector<std::string>& topics) {
     topics_.erase(t);
     create_wanted_.erase(t);
     message_limits_.forget(t);
+    limit_topics_.erase(t);
   }
 }
 

@@ -8,27 +8,31 @@ namespace pp::upstream {
 namespace {
 
 // A failed request (disconnect, timeout) said nothing about the topics: they
-// are due again this much later rather than after metadata_max_age_ms. Due,
-// not sent: requests go out after a Metadata answer, so the retry waits for
-// the next refresh (at most metadata_max_age_ms away).
+// are asked about again this much later, on a timer of its own, rather than
+// after metadata_max_age_ms.
 constexpr std::uint64_t kLimitRetryMs = 5000;
 
 }  // namespace
 
 void Upstream::refresh_topic_limits(const MetadataUpdate& update) {
-  if (closed_ || !on_topic_limit_ || message_limits_.outstanding()) return;
   // Only topics the cluster has: asking about one not created yet would
   // only be refused, and then not asked again for metadata_max_age_ms.
-  std::set<std::string> existing;
+  limit_topics_.clear();
   for (const auto& [name, topic] : update.topics) {
-    if (topic.error == ErrorCode::kNone) existing.insert(name);
+    if (topic.error == ErrorCode::kNone) limit_topics_.insert(name);
   }
+  ask_topic_limits();
+}
+
+void Upstream::ask_topic_limits() {
+  if (closed_ || !on_topic_limit_ || message_limits_.outstanding() || limit_topics_.empty()) return;
   // A broker without DescribeConfigs (librdkafka's mock cluster, the test
   // cluster) teaches nothing: every batch is still judged by the broker.
   BrokerConnection* c = pick_ready(ApiKey::kDescribeConfigs);
-  if (!c || existing.empty()) return;
-  auto request = message_limits_.due(existing, now());
+  if (!c) return;
+  auto request = message_limits_.due(limit_topics_, now());
   if (!request) return;
+  limits_retry_timer_.stop();
   const std::int16_t version = *c->versions().version(ApiKey::kDescribeConfigs);
   log().debug("{}: DescribeConfigs v{} for max.message.bytes of {} topics", c->describe(), version,
               request->resources.size());
@@ -44,6 +48,7 @@ void Upstream::on_topic_limits(std::expected<DescribeConfigsResponse, ErrorCode>
     log().debug("upstream: DescribeConfigs failed ({}); asking again in {} ms", error_name(result.error()),
                 kLimitRetryMs);
     message_limits_.failed(now(), kLimitRetryMs);
+    limits_retry_timer_.start(kLimitRetryMs, 0, [this] { ask_topic_limits(); });
     return;
   }
   const LimitsRead read = message_limits_.apply(*result);
