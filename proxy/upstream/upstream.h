@@ -207,7 +207,7 @@ class Upstream final : public UpstreamPort {
   net::Timer init_timer_;
 
   TopicMessageLimits message_limits_;
-  std::set<std::string> limit_topics_;  // named without error by the last Metadata answer
+  std::set<std::string> limit_topics_;  // named without error by the latest Metadata answer naming them
   net::Timer limits_retry_timer_;       // a failed DescribeConfigs asks again from it
 };
 

@@ -16,10 +16,14 @@ constexpr std::uint64_t kLimitRetryMs = 5000;
 
 void Upstream::refresh_topic_limits(const MetadataUpdate& update) {
   // Only topics the cluster has: asking about one not created yet would
-  // only be refused, and then not asked again for metadata_max_age_ms.
-  limit_topics_.clear();
+  // only be refused, and then not asked again for metadata_max_age_ms. An
+  // answer may name only some topics: the others keep their standing.
   for (const auto& [name, topic] : update.topics) {
-    if (topic.error == ErrorCode::kNone) limit_topics_.insert(name);
+    if (topic.error == ErrorCode::kNone) {
+      limit_topics_.insert(name);
+    } else {
+      limit_topics_.erase(name);
+    }
   }
   ask_topic_limits();
 }
