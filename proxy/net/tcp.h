@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "proxy/base/bytes.h"
+#include "proxy/base/wire_frame.h"
 #include "proxy/net/handle.h"
 
 namespace pp::net {
@@ -53,6 +54,9 @@ class TcpConnection {
 
   // `keep` lives until libuv is done with the bytes (a memory charge).
   void write(Bytes data, std::shared_ptr<void> keep = nullptr);
+  // The frame's pieces in one writev, its borrowed slices written where they
+  // lie (tcp_write_frame.cc); the frame is kept until libuv is done with it.
+  void write(WireFrame frame);
   std::size_t write_queue_bytes() const;
 
   // Closes now; queued writes are cancelled. on_close is not called for a

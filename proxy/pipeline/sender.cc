@@ -104,7 +104,12 @@ OutgoingProduce Sender::assemble(std::int32_t node, std::vector<BatchPtr> batche
       topics.push_back(std::move(topic));
       it = topics.end() - 1;
     }
-    it->partition_data.push_back(ProducePartitionData{b->tp.partition, RecordsView{ByteView(b->bytes)}, {}});
+    // The request borrows the batch's bytes (a scatter-gather write, issue
+    // 17) and keeps the batch alive until they are written. They are not
+    // changed meanwhile: a batch is patched or rebuilt only once it is out of
+    // flight, after its answer (all written) or its connection's close.
+    RecordsView records{ByteView(b->bytes), std::shared_ptr<const void>(b, &b->bytes)};
+    it->partition_data.push_back(ProducePartitionData{b->tp.partition, std::move(records), {}});
     mark_sent(*partitions.at(b->tp), *b, node);
   }
   out.batches = std::move(batches);

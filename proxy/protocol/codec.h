@@ -1,5 +1,8 @@
-// Whole framed messages: size prefix + header + body, built in one buffer.
+// Whole framed messages: size prefix + header + body, built in one buffer
+// (or, for requests to a broker, a WireFrame that borrows the batches).
 #pragma once
+
+#include <algorithm>
 
 #include "proxy/protocol/header.h"
 #include "proxy/protocol/schema.h"
@@ -20,6 +23,31 @@ Bytes encode_request_frame(const RequestHeader& header, const M& body) {
   encode_body(w, body, header.api_version);
   w.patch_int32(size_at, static_cast<std::int32_t>(out.size() - 4));
   return out;
+}
+
+// Frames of this size or more borrow a RecordsView that has an owner instead
+// of copying it (WireWriter::payload): below it, one more iovec and the
+// owner's reference count cost about what the copy saves.
+inline constexpr std::size_t kMinBorrowedPayloadBytes = 2048;
+
+// As encode_request_frame, but the batches a Produce request carries (with
+// an owner) stay where they are: the socket writes them from there.
+template <Message M>
+WireFrame encode_request_wire_frame(const RequestHeader& header, const M& body) {
+  WireFrame frame;
+  WireWriter w;
+  w.borrow_into(frame, kMinBorrowedPayloadBytes);
+  // What stays in `own` is the header and whatever is copied (batches under
+  // the borrowing size): the hint bounds it, and large batches are borrowed.
+  std::size_t reserve = 256;
+  if constexpr (requires { body.encoded_size_hint(); })
+    reserve = std::min<std::size_t>(body.encoded_size_hint(), 65536);
+  frame.own.reserve(64 + (header.client_id ? header.client_id->size() : 0) + reserve);
+  const std::size_t size_at = w.reserve_int32();
+  encode_request_header(w, header);
+  encode_body(w, body, header.api_version);
+  w.patch_int32(size_at, static_cast<std::int32_t>(w.written() - 4));
+  return frame;
 }
 
 template <Message M>

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,9 +55,12 @@ struct RawTaggedField {
 using RawTaggedFields = std::vector<RawTaggedField>;
 
 // A RECORDS payload borrowed from the frame it was decoded from (no copy of
-// what can be megabytes); the frame must outlive it. Encoding copies it.
+// what can be megabytes); the frame must outlive it. Encoding copies it,
+// unless it has an `owner` and the writer builds a WireFrame: then the
+// frame borrows the bytes and keeps `owner` until they are written.
 struct RecordsView {
   std::optional<ByteView> data;
+  std::shared_ptr<const void> owner;
 
   bool operator==(const RecordsView& o) const {
     if (data.has_value() != o.data.has_value()) return false;

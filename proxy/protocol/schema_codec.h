@@ -48,7 +48,7 @@ void encode_value(WireWriter& w, const T& v, bool nullable, SchemaContext c) {
   } else if constexpr (std::is_same_v<T, RecordsView>) {
     if (v.data) {
       w.length(v.data->size(), c.flexible, true);
-      w.raw(*v.data);
+      w.payload(*v.data, v.owner);
     } else if (nullable) {
       w.null_length(c.flexible, true);
     } else {

@@ -5,9 +5,11 @@
 #include <cassert>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include "proxy/base/bytes.h"
+#include "proxy/base/wire_frame.h"
 
 namespace pp {
 
@@ -42,6 +44,25 @@ class WireWriter {
 
   void raw(ByteView b) { out_->insert(out_->end(), b.begin(), b.end()); }
   void raw(std::string_view s) { out_->insert(out_->end(), s.begin(), s.end()); }
+
+  // Issue 17: writes into `frame.own`, and a payload that has an owner and
+  // at least `min_bytes` is borrowed into `frame` where it lies instead of
+  // copied (a smaller one costs less copied than as one more iovec).
+  void borrow_into(WireFrame& frame, std::size_t min_bytes) {
+    out_ = &frame.own;
+    frame_ = &frame;
+    min_borrow_bytes_ = min_bytes;
+  }
+  void payload(ByteView b, const std::shared_ptr<const void>& owner) {
+    if (frame_ == nullptr || !owner || b.size() < min_borrow_bytes_) {
+      raw(b);
+      return;
+    }
+    frame_->borrowed.push_back(WireFrame::Borrowed{out_->size(), b, owner});
+    borrowed_bytes_ += b.size();
+  }
+  // Bytes written so far, borrowed ones included (a frame's size prefix).
+  std::size_t written() const { return out_->size() + borrowed_bytes_; }
 
   // Length prefix for a present value (see WireReader::read_length).
   void length(std::size_t len, bool compact, bool wide) {
@@ -102,6 +123,9 @@ class WireWriter {
 
   Bytes owned_;
   Bytes* out_ = &owned_;
+  WireFrame* frame_ = nullptr;
+  std::size_t min_borrow_bytes_ = 0;
+  std::size_t borrowed_bytes_ = 0;
 };
 
 }  // namespace pp

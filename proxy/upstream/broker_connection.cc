@@ -198,7 +198,7 @@ void BrokerConnection::send_api_versions() {
   request.client_software_name = kSoftwareName;
   request.client_software_version = kSoftwareVersion;
   RequestHeader header{ApiKey::kApiVersions, api_versions_version_, next_correlation_id_, options_.client_id, {}};
-  enqueue(ApiKey::kApiVersions, api_versions_version_, encode_request_frame(header, request),
+  enqueue(ApiKey::kApiVersions, api_versions_version_, encode_request_wire_frame(header, request),
           std::make_unique<ApiVersionsSink>(self_, api_versions_version_));
 }
 
@@ -245,7 +245,7 @@ void BrokerConnection::become_ready() {
   emit(Event::kReady);
 }
 
-void BrokerConnection::enqueue(ApiKey key, std::int16_t version, Bytes frame, std::unique_ptr<ResponseSink> sink) {
+void BrokerConnection::enqueue(ApiKey key, std::int16_t version, WireFrame frame, std::unique_ptr<ResponseSink> sink) {
   Pending p;
   p.correlation_id = next_correlation_id_;
   p.api_key = key;
@@ -267,7 +267,7 @@ void BrokerConnection::enqueue(ApiKey key, std::int16_t version, Bytes frame, st
 }
 
 void BrokerConnection::write(Pending pending) {
-  Bytes frame = std::move(pending.frame);
+  WireFrame frame = std::move(pending.frame);
   if (pending.api_key == ApiKey::kProduce) ++produce_requests_sent_;
   // Outstanding before the write: a write that fails at once closes the
   // session, and that must fail this request too.

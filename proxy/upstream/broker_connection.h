@@ -112,7 +112,7 @@ class BrokerConnection {
       return;
     }
     RequestHeader header{Request::kApiKey, version, next_correlation_id_, options_.client_id, {}};
-    enqueue(Request::kApiKey, version, encode_request_frame(header, request), std::move(sink));
+    enqueue(Request::kApiKey, version, encode_request_wire_frame(header, request), std::move(sink));
   }
 
   std::int32_t node_id() const { return node_id_; }
@@ -146,7 +146,7 @@ class BrokerConnection {
     std::int16_t version = 0;
     std::uint64_t deadline_ms = 0;
     std::unique_ptr<ResponseSink> sink;
-    Bytes frame;  // only while held back by a throttle
+    WireFrame frame;  // only while held back by a throttle
   };
   class ApiVersionsSink;
 
@@ -172,7 +172,7 @@ class BrokerConnection {
   void schedule_reauthentication(std::int64_t session_lifetime_ms);
   void maybe_start_reauthentication();
   void reset_authentication();
-  void enqueue(ApiKey key, std::int16_t version, Bytes frame, std::unique_ptr<ResponseSink> sink);
+  void enqueue(ApiKey key, std::int16_t version, WireFrame frame, std::unique_ptr<ResponseSink> sink);
   void write(Pending pending);
   void on_data(ByteView data);
   bool handle_frame(const Bytes& frame);

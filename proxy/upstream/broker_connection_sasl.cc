@@ -84,7 +84,7 @@ void BrokerConnection::send_sasl_handshake() {
   RequestHeader header{ApiKey::kSaslHandshake, 1, next_correlation_id_, options_.client_id, {}};
   const std::uint64_t session = session_;
   std::weak_ptr<BrokerConnection*> weak = self_;
-  enqueue(ApiKey::kSaslHandshake, 1, encode_request_frame(header, request),
+  enqueue(ApiKey::kSaslHandshake, 1, encode_request_wire_frame(header, request),
           make_sink<SaslHandshakeResponse>([weak, session](std::expected<SaslHandshakeResponse, ErrorCode> r) {
             if (auto owner = weak.lock()) (*owner)->on_sasl_handshake(session, std::move(r));
           }));
@@ -118,7 +118,7 @@ void BrokerConnection::send_sasl_authenticate(Bytes auth_bytes) {
   RequestHeader header{ApiKey::kSaslAuthenticate, version, next_correlation_id_, options_.client_id, {}};
   const std::uint64_t session = session_;
   std::weak_ptr<BrokerConnection*> weak = self_;
-  enqueue(ApiKey::kSaslAuthenticate, version, encode_request_frame(header, request),
+  enqueue(ApiKey::kSaslAuthenticate, version, encode_request_wire_frame(header, request),
           make_sink<SaslAuthenticateResponse>([weak, session](std::expected<SaslAuthenticateResponse, ErrorCode> r) {
             if (auto owner = weak.lock()) (*owner)->on_sasl_authenticate(session, std::move(r));
           }));

@@ -53,6 +53,14 @@ void Transport::write(Bytes frame) {
   flush_output();
 }
 
+void Transport::write(WireFrame frame) {
+  if (session_ == nullptr) {
+    tcp_.write(std::move(frame));
+    return;
+  }
+  write(frame.flatten());
+}
+
 void Transport::on_ciphertext(ByteView data) {
   auto fed = session_->feed(data);
   // The alert, Finished or ticket OpenSSL wrote goes out before anything else.

@@ -54,6 +54,8 @@ class Transport {
   std::expected<void, TransportClosed> start(net::TcpConnection tcp, const TransportSecurity& security,
                                              const std::string& host, Callbacks callbacks);
   void write(Bytes frame);
+  // Plain TCP writes the borrowed slices where they lie; TLS encrypts a copy.
+  void write(WireFrame frame);
   void close();
   bool established() const { return established_; }
   bool tls() const { return session_ != nullptr; }

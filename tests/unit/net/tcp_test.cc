@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "proxy/net/timer.h"
+#include "tests/unit/net/loop_test.h"
 
 namespace pp::net {
 namespace {
@@ -18,16 +19,6 @@ TEST(HostPort, ParsesIpv4Ipv6AndNames) {
   EXPECT_FALSE(parse_host_port("h:12x").has_value());
   EXPECT_FALSE(parse_host_port("[::1]9092").has_value());
 }
-
-class LoopTest : public ::testing::Test {
- protected:
-  void SetUp() override { uv_loop_init(&loop_); }
-  void TearDown() override {
-    uv_run(&loop_, UV_RUN_DEFAULT);  // let close callbacks free everything
-    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle was left open";
-  }
-  uv_loop_t loop_{};
-};
 
 TEST_F(LoopTest, EchoOverLoopbackThenOrderlyClose) {
   std::vector<TcpConnection> accepted;
