@@ -63,7 +63,7 @@ void TcpConnection::write(WireFrame frame) {
     s->fail(rc);
     return;
   }
-  w.release();  // the write callback owns it now
+  static_cast<void>(w.release());  // the write callback owns it now
 }
 
 }  // namespace pp::net
