@@ -36,22 +36,24 @@ void TcpConnection::write(WireFrame frame) {
   State* s = state_.get();
   if (!s || !s->open || frame.empty()) return;
   auto* stream = reinterpret_cast<uv_stream_t*>(&s->handle);
-  auto w = std::make_unique<FrameWriteRequest>();
-  w->frame = std::move(frame);
   std::vector<uv_buf_t> bufs;
-  bufs.reserve(2 * w->frame.borrowed.size() + 1);
-  w->frame.for_each_piece([&](ByteView piece) {
+  bufs.reserve(2 * frame.borrowed.size() + 1);
+  frame.for_each_piece([&](ByteView piece) {
     // libuv only reads from a write's buffers.
     bufs.push_back(uv_buf_init(const_cast<char*>(reinterpret_cast<const char*>(piece.data())),
                                static_cast<unsigned>(piece.size())));
   });
   // As TcpConnection::write(Bytes): try first, queue only the rest, and
-  // never jump writes already queued.
+  // never jump writes already queued. Most requests go whole, and then no
+  // write request is allocated.
   if (uv_stream_get_write_queue_size(stream) == 0) {
     const int written = uv_try_write(stream, bufs.data(), static_cast<unsigned>(bufs.size()));
-    if (written > 0 && static_cast<std::size_t>(written) == w->frame.size()) return;
+    if (written > 0 && static_cast<std::size_t>(written) == frame.size()) return;
     if (written > 0) advance(bufs, static_cast<std::size_t>(written));
   }
+  // Moving the frame keeps its buffers where they are, so `bufs` stays valid.
+  auto w = std::make_unique<FrameWriteRequest>();
+  w->frame = std::move(frame);
   w->req.data = w.get();
   const int rc =
       uv_write(&w->req, stream, bufs.data(), static_cast<unsigned>(bufs.size()), [](uv_write_t* req, int status) {
