@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "proxy/net/timer.h"
+#include "tests/unit/net/loop_test.h"
 
 namespace pp::net {
 namespace {
@@ -30,13 +31,8 @@ bool alive(pid_t pid) {
   return true;
 }
 
-class ChildProcessTest : public ::testing::Test {
+class ChildProcessTest : public LoopTest {
  protected:
-  void SetUp() override { uv_loop_init(&loop_); }
-  void TearDown() override {
-    uv_run(&loop_, UV_RUN_DEFAULT);  // let close callbacks free everything
-    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle was left open";
-  }
   // Runs argv to its end (the loop ends when nothing is left to do).
   Outcome run(const std::vector<std::string>& argv, int timeout_ms = 5000, std::size_t max_output = 1024) {
     std::optional<Outcome> got;
@@ -48,7 +44,6 @@ class ChildProcessTest : public ::testing::Test {
     EXPECT_TRUE(got.has_value()) << "done was not called";
     return got.value_or(std::unexpected(std::string("no outcome")));
   }
-  uv_loop_t loop_{};
 };
 
 TEST_F(ChildProcessTest, CollectsStdoutOfACommandThatExitsZero) {
