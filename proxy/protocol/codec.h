@@ -25,9 +25,11 @@ Bytes encode_request_frame(const RequestHeader& header, const M& body) {
   return out;
 }
 
-// Frames of this size or more borrow a RecordsView that has an owner instead
-// of copying it (WireWriter::payload): below it, one more iovec and the
-// owner's reference count cost about what the copy saves.
+// A RecordsView that has an owner and at least this many bytes is borrowed
+// instead of copied (WireWriter::payload): the buffer list, the owner's
+// reference count and more iovecs cost about what copying this much does
+// (callgrind: +1 % per record at 2.2 KiB batches, -11 % at 10 KiB;
+// docs/BENCHMARKS.md).
 inline constexpr std::size_t kMinBorrowedPayloadBytes = 2048;
 
 // As encode_request_frame, but the batches a Produce request carries (with
