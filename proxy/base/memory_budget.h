@@ -12,7 +12,7 @@
 //
 // A charge may also count into a MemoryAccount: what one client connection
 // holds, so the front end can keep each connection to its fair share
-// (docs/design/PIPELINE.md "Fair share"). The account is shared by its
+// (docs/design/ARCHITECTURE.md rule 5, "Fair share"). The account is shared by its
 // charges: runs of a closed connection may outlive its session, and their
 // charges still count into (and release from) a live object.
 #pragma once
@@ -94,6 +94,17 @@ class MemoryBudget {
     // at or over the limit. May run inside any release: it must not re-enter
     // the holder that released (the front end defers its resume).
     std::function<void()> on_available;
+    // The least room someone waits for (0: nobody): a frame that does not
+    // fit whole, a request whose decoding did not fit (docs/design/PIPELINE.md
+    // "Memory"). Fired, once, by the release that makes that room, or that
+    // leaves nothing in flight to release: the waiter then goes anyway.
+    std::size_t room_wanted = 0;
+    std::function<void()> on_room;
+    // Room held back from new frames for parked requests (RoomReservation).
+    std::size_t reserved = 0;
+
+    std::size_t of(MemoryUse use) const { return by_use[static_cast<std::size_t>(use)]; }
+    std::size_t draining() const { return of(MemoryUse::kDecodedRecords) + of(MemoryUse::kUpstreamBatches); }
 
     void add(MemoryUse use, std::size_t n) {
       used += n;
@@ -106,6 +117,13 @@ class MemoryBudget {
       if (was_over && used <= limit / 10 * 9) {
         was_over = false;
         if (on_available) on_available();
+      }
+      check_room();
+    }
+    void check_room() {
+      if (room_wanted != 0 && (used + room_wanted <= limit || draining() == 0)) {
+        room_wanted = 0;
+        if (on_room) on_room();
       }
     }
   };
@@ -196,7 +214,66 @@ class MemoryBudget {
 
   bool over() const { return ledger_->used >= ledger_->limit; }
   std::size_t used() const { return ledger_->used; }
-  std::size_t used(MemoryUse use) const { return ledger_->by_use[static_cast<std::size_t>(use)]; }
+  std::size_t used(MemoryUse use) const { return ledger_->of(use); }
+  std::size_t room() const { return ledger_->used < ledger_->limit ? ledger_->limit - ledger_->used : 0; }
+  // What the pipeline gives back on its own, as its runs complete (or time
+  // out): while there is some, a request that does not fit can wait for it.
+  std::size_t draining() const { return ledger_->draining(); }
+  // A new frame of `bytes` fits whole, beside the room reserved for parked
+  // requests. One that cannot fit even then is taken when nothing else is
+  // held for requests, so it is never stuck.
+  bool admits(std::size_t bytes) const {
+    if (over()) return false;
+    const std::size_t held_for_requests = draining() + used(MemoryUse::kRequestFrames);
+    return (bytes <= room() && ledger_->reserved <= room() - bytes) || held_for_requests == 0;
+  }
+
+  // Room a parked request waits for, held back from new frames until the
+  // reservation goes away, so a stream of small requests cannot keep taking
+  // it; a reservation over the room stops new frames until the pipeline
+  // drains. Also asks for the room listener (want_room).
+  class RoomReservation {
+   public:
+    RoomReservation() = default;
+    RoomReservation(RoomReservation&& other) noexcept
+        : ledger_(std::move(other.ledger_)), bytes_(std::exchange(other.bytes_, 0)) {}
+    RoomReservation& operator=(RoomReservation&& other) noexcept {
+      if (this != &other) {
+        reset();
+        ledger_ = std::move(other.ledger_);
+        bytes_ = std::exchange(other.bytes_, 0);
+      }
+      return *this;
+    }
+    RoomReservation(const RoomReservation&) = delete;
+    RoomReservation& operator=(const RoomReservation&) = delete;
+    ~RoomReservation() { reset(); }
+    // Frames that waited beside it may fit now.
+    void reset() {
+      if (!ledger_) return;
+      const std::shared_ptr<Ledger> ledger = std::move(ledger_);
+      ledger->reserved -= std::exchange(bytes_, 0);
+      ledger->check_room();
+    }
+
+   private:
+    friend class MemoryBudget;
+    RoomReservation(std::shared_ptr<Ledger> ledger, std::size_t bytes) : ledger_(std::move(ledger)), bytes_(bytes) {
+      ledger_->reserved += bytes_;
+    }
+    std::shared_ptr<Ledger> ledger_;
+    std::size_t bytes_ = 0;
+  };
+  RoomReservation reserve_room(std::size_t bytes) {
+    want_room(bytes);
+    return {ledger_, bytes};
+  }
+  std::size_t reserved() const { return ledger_->reserved; }
+  // Calls the room listener once `bytes` fit, or nothing drains any more.
+  void want_room(std::size_t bytes) {
+    if (ledger_->room_wanted == 0 || bytes < ledger_->room_wanted) ledger_->room_wanted = bytes;
+  }
+  void set_room_listener(std::function<void()> listener) { ledger_->on_room = std::move(listener); }
   std::size_t limit() const { return ledger_->limit; }
   void set_available_listener(std::function<void()> listener) { ledger_->on_available = std::move(listener); }
   bool has_available_listener() const { return static_cast<bool>(ledger_->on_available); }

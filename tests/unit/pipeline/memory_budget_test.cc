@@ -45,6 +45,58 @@ TEST(MemoryBudgetTest, TheListenerFiresOnceBackAtNinetyPercentAfterBeingOver) {
   EXPECT_EQ(fired, 1) << "once per time over";
 }
 
+TEST(MemoryBudgetTest, AFrameIsAdmittedOnlyIfItFitsWholeUnlessNothingElseIsHeldForRequests) {
+  MemoryBudget budget(1000);
+  MemoryCharge state = budget.charge(MemoryUse::kClientProducers, 100);
+  EXPECT_TRUE(budget.admits(900));
+  EXPECT_TRUE(budget.admits(5000)) << "larger than the budget, but never to fit better: taken alone";
+  MemoryCharge run = budget.charge(MemoryUse::kDecodedRecords, 400);
+  EXPECT_EQ(budget.room(), 500u);
+  EXPECT_TRUE(budget.admits(500));
+  EXPECT_FALSE(budget.admits(501)) << "admitted, it would cross the budget";
+  EXPECT_FALSE(budget.admits(5000)) << "the run will give its memory back: wait for it";
+}
+
+TEST(MemoryBudgetTest, TheRoomListenerFiresOnceTheRoomWantedIsFreeOrNothingDrains) {
+  MemoryBudget budget(1000);
+  int fired = 0;
+  budget.set_room_listener([&] { ++fired; });
+  MemoryCharge run = budget.charge(MemoryUse::kDecodedRecords, 600);
+  MemoryCharge batch = budget.charge(MemoryUse::kUpstreamBatches, 200);
+  budget.want_room(500);
+  budget.want_room(700);  // the least room anyone waits for is what counts
+  batch.set(150);
+  EXPECT_EQ(fired, 0) << "250 bytes of room, 500 wanted";
+  run.set(350);
+  EXPECT_EQ(fired, 1) << "500 bytes of room";
+  batch.reset();
+  EXPECT_EQ(fired, 1) << "once: a waiter that still lacks room asks again";
+
+  MemoryCharge frame = budget.charge(MemoryUse::kRequestFrames, 600);
+  budget.want_room(900);
+  run.reset();
+  EXPECT_EQ(fired, 2) << "too little room, but the pipeline holds nothing more to give back";
+  EXPECT_EQ(budget.draining(), 0u);
+}
+
+TEST(MemoryBudgetTest, ReservedRoomIsNotAdmittedAndItsReleaseWakesWaiters) {
+  MemoryBudget budget(1000);
+  int fired = 0;
+  budget.set_room_listener([&] { ++fired; });
+  MemoryCharge run = budget.charge(MemoryUse::kDecodedRecords, 400);
+  {
+    MemoryBudget::RoomReservation parked = budget.reserve_room(800);
+    EXPECT_EQ(budget.reserved(), 800u);
+    EXPECT_FALSE(budget.admits(100)) << "600 bytes of room, all of them and more kept for the parked request";
+    budget.want_room(100);
+    MemoryBudget::RoomReservation moved = std::move(parked);
+    EXPECT_EQ(budget.reserved(), 800u);
+  }
+  EXPECT_EQ(budget.reserved(), 0u);
+  EXPECT_EQ(fired, 1) << "the reservation gone, the frame waiting beside it may fit";
+  EXPECT_TRUE(budget.admits(600));
+}
+
 TEST(MemoryBudgetTest, AChargeMayOutliveItsBudget) {
   MemoryCharge survivor;
   {
