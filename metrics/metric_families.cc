@@ -78,6 +78,9 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                                         "Times a client connection stopped reading because it held its fair share "
                                         "of the memory budget (the budget over the connections holding or "
                                         "wanting memory).")),
+      requests_parked_total(counter(r, "requests_parked_total",
+                                    "Produce requests that waited for room in the memory budget to decode in, "
+                                    "instead of taking memory over it.")),
       client_duplicates_total(
           counter(r, "client_duplicates_total",
                   "Idempotent clients' retries recognised by the front end and not sent upstream again, by "

@@ -50,6 +50,7 @@ Metrics::Metrics(const MetricsConfig& config, std::string_view version)
       topics_followed_(families_.topics_followed.Add({})),
       backpressure_(families_.backpressure_active.Add({})),
       share_pauses_(families_.client_share_pauses_total.Add({})),
+      requests_parked_(families_.requests_parked_total.Add({})),
       duplicates_acked_(families_.client_duplicates_total.Add({{"outcome", "acked"}})),
       duplicates_in_flight_(families_.client_duplicates_total.Add({{"outcome", "in_flight"}})),
       requests_(families_.client_requests_total),
@@ -97,6 +98,10 @@ void Metrics::set_backpressure(bool active) {
 
 void Metrics::on_client_share_pause() {
   share_pauses_.Increment();
+}
+
+void Metrics::on_request_parked() {
+  requests_parked_.Increment();
 }
 
 void Metrics::on_client_duplicate(std::string_view outcome) {

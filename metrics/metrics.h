@@ -78,6 +78,7 @@ class Metrics {
   void on_records_received(std::int64_t records, std::int64_t bytes);
   void set_backpressure(bool active);
   void on_client_share_pause();
+  void on_request_parked();
   // outcome: "acked" or "in_flight" (anything else is counted as "in_flight").
   void on_client_duplicate(std::string_view outcome);
   // At most kMaxClientSoftwareSeries (software, software_version) pairs get
@@ -119,6 +120,7 @@ class Metrics {
   prometheus::Gauge& topics_followed_;
   prometheus::Gauge& backpressure_;
   prometheus::Counter& share_pauses_;
+  prometheus::Counter& requests_parked_;
   prometheus::Counter& duplicates_acked_;
   prometheus::Counter& duplicates_in_flight_;
   std::set<std::pair<std::string, std::string>> client_software_;  // named so far

@@ -1,6 +1,7 @@
 #include "proxy/frontend/client_session.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "proxy/frontend/log.h"
 #include "proxy/frontend/request_dispatch.h"
@@ -67,7 +68,46 @@ bool ClientSession::can_take_request() const {
 // reserved at their size prefix, and only they can make progress when the
 // budget is full of frames (Kafka's request memory pool works the same way).
 bool ClientSession::can_process() const {
+  if (parked_request_) return !closed_ && parked_request_fits();
   return can_take_request() && (admitted_ready_ > 0 || may_start_frame(unadmitted_ready_bytes()));
+}
+
+// A request parked for room to decode in goes on once that room is there, or
+// once nothing in the pipeline will free more (it then decodes under the
+// per-request cap alone, as it would have with no wait).
+bool ClientSession::parked_request_fits() const {
+  return decode_room() >= parked_room_wanted_ || context_->sink.memory_budget().draining() == 0;
+}
+
+// The budget's room; for a connection under its share while another holds
+// more, at least what is left of the fair-share headroom, so a request it
+// was admitted with in the headroom is also decoded in it, not parked until
+// the other's records time out.
+std::size_t ClientSession::decode_room() const {
+  const std::size_t room = context_->sink.memory_budget().room();
+  if (over_share() || context_->active_with(counted_active_) < 2 || !context_->under_share_held) return room;
+  const std::size_t held = context_->under_share_held(context_->fair_share(counted_active_));
+  const std::size_t headroom = context_->share_headroom();
+  return held < headroom ? std::max(room, headroom - held) : room;
+}
+
+void ClientSession::park_request(std::size_t room_wanted, std::function<void(ClientSession&)> retry) {
+  parked_request_ = std::move(retry);
+  parked_room_wanted_ = room_wanted;
+  parked_reservation_ = context_->sink.memory_budget().reserve_room(room_wanted);
+}
+
+// Not reading for want of room (not a pause: the budget's own listener ends
+// that): the release that makes the room wakes this connection.
+void ClientSession::wait_for_room() {
+  if (context_->paused) return;
+  MemoryBudget& budget = context_->sink.memory_budget();
+  if (parked_request_) {
+    if (!parked_request_fits()) budget.want_room(parked_room_wanted_);
+    return;
+  }
+  const std::size_t waiting = waiting_frame_bytes() + unadmitted_ready_bytes();
+  if (waiting > 0 && !budget.admits(waiting)) budget.want_room(waiting);
 }
 
 void ClientSession::update_reading() {
@@ -80,7 +120,9 @@ void ClientSession::update_reading() {
   // Frames read before a pause (or before a failure in the same read) are
   // answered first. Never from here directly: this runs inside sink and
   // directory callbacks, and a request handled there would re-enter the sink.
-  if (!processing_ && can_process() && (reader_.ready_frames() > 0 || stream_failure_)) schedule_processing();
+  if (!processing_ && can_process() && (reader_.ready_frames() > 0 || stream_failure_ || parked_request_)) {
+    schedule_processing();
+  }
   apply_read_state();
   refresh_active();
 }
@@ -91,8 +133,10 @@ bool ClientSession::finishing_admitted_frame() const {
 
 void ClientSession::apply_read_state() {
   if (closed_ || closing_) return;
-  const bool want = can_take_request() && (finishing_admitted_frame() || may_start_frame(waiting_frame_bytes())) &&
+  const bool want = can_take_request() &&
+                    (finishing_admitted_frame() || may_start_frame(waiting_frame_bytes() + unadmitted_ready_bytes())) &&
                     !stream_failure_ && connection_.write_queue_bytes() <= context_->config.max_write_queue_bytes;
+  if (!want) wait_for_room();
   if (want && !connection_.reading()) {
     if (!admit_waiting_frame()) return;
     connection_.start_reading();
@@ -145,6 +189,12 @@ void ClientSession::process_frames() {
   if (processing_) return;
   processing_ = true;
   while (can_process()) {
+    if (parked_request_) {
+      // It may park again, for more room than there is now: the loop stops.
+      parked_reservation_.reset();
+      std::exchange(parked_request_, nullptr)(*this);
+      continue;
+    }
     auto frame = reader_.pop();
     if (!frame) break;
     if (admitted_ready_ > 0) {  // admitted frames are the oldest ones
@@ -154,7 +204,7 @@ void ClientSession::process_frames() {
     dispatch_request(*this, charged(std::move(*frame)));
   }
   processing_ = false;
-  if (stream_failure_ && reader_.ready_frames() == 0 && !closing_ && !closed_) {
+  if (stream_failure_ && reader_.ready_frames() == 0 && !parked_request_ && !closing_ && !closed_) {
     close_after_pending(*stream_failure_);
   }
   apply_read_state();  // e.g. the pending-response cap was reached
@@ -225,6 +275,8 @@ void ClientSession::on_peer_closed(int status) {
 void ClientSession::finish_close() {
   closed_ = true;
   pending_.clear();
+  parked_reservation_.reset();
+  parked_request_ = nullptr;  // not taken yet: the client hears nothing of it, as of a frame never read
   reader_ = FrameReader(context_->config.max_request_bytes);
   admitted_ready_ = 0;
   admitted_ready_bytes_ = 0;
@@ -239,20 +291,20 @@ void ClientSession::finish_close() {
 
 bool ClientSession::idle(std::uint64_t now_ms) const {
   return !closed_ && !closing_ && !context_->paused && pending_.empty() && reader_.ready_frames() == 0 &&
-         now_ms - last_activity_ms_ >= static_cast<std::uint64_t>(context_->config.idle_timeout_ms);
+         !parked_request_ && now_ms - last_activity_ms_ >= static_cast<std::uint64_t>(context_->config.idle_timeout_ms);
 }
 
-// docs/design/PIPELINE.md "Fair share": a new frame needs room in the budget
-// and this connection under its share of it. `announced`: the frame's size
+// docs/design/ARCHITECTURE.md rule 5, "Fair share": a new frame needs room in
+// the budget and this connection under its share of it. `announced`: the frame's size
 // when its prefix is known, 0 when deciding whether to read one.
 bool ClientSession::may_start_frame(std::size_t announced) const {
   if (context_->stopped || over_share()) return false;
-  const MemoryBudget& budget = context_->sink.memory_budget();
-  if (!context_->paused && !budget.over()) return true;
-  // Over the budget and under its share: another connection holds more than
-  // its own (a client of a stalled partition, say). The connections under
-  // their share may hold a headroom on top, together, so they are not
-  // starved until the other's records time out; never for a lone client.
+  if (budget_admits(announced)) return true;
+  // Over the budget (or the frame does not fit in it) and under its share:
+  // another connection holds more than its own (a client of a stalled
+  // partition, say). The connections under their share may hold a headroom
+  // on top, together, so they are not starved until the other's records time
+  // out; never for a lone client.
   if (context_->active_with(counted_active_) < 2 || !context_->under_share_held) return false;
   // The share as the asker sees it: counting itself, as it would hold what it asks for.
   const std::size_t share = context_->fair_share(counted_active_);
@@ -261,9 +313,14 @@ bool ClientSession::may_start_frame(std::size_t announced) const {
 
 bool ClientSession::take_frame(std::size_t announced) {
   if (!may_start_frame(announced)) return false;
-  const MemoryBudget& budget = context_->sink.memory_budget();
-  if ((context_->paused || budget.over()) && context_->headroom_taken) context_->headroom_taken(announced);
+  if (!budget_admits(announced) && context_->headroom_taken) context_->headroom_taken(announced);
   return true;
+}
+
+// docs/design/ARCHITECTURE.md rule 5: a frame is admitted only if it fits whole,
+// so the budget is never crossed by the last frame let in under it.
+bool ClientSession::budget_admits(std::size_t announced) const {
+  return !context_->paused && context_->sink.memory_budget().admits(announced);
 }
 
 // Holding nothing, a connection is never over its share: one frame is always

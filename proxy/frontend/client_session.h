@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -58,6 +59,15 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   void finish_then_close();
   // Close at once, dropping unwritten responses (front end stopping).
   void close_now();
+
+  // docs/design/ARCHITECTURE.md rule 5: a request whose decoding did not fit
+  // in the budget's room waits, ahead of every later frame, until
+  // `room_wanted` is free (or nothing in the pipeline will free more), and
+  // is then handled again by `retry`. Meanwhile that room is reserved: new
+  // frames of every connection are admitted only beside it.
+  void park_request(std::size_t room_wanted, std::function<void(ClientSession&)> retry);
+  // What a request of this connection may decode into now.
+  std::size_t decode_room() const;
 
   ResponseSlot reserve_response();
   void fill(std::uint64_t seq, Bytes frame);
@@ -123,6 +133,9 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool admit_waiting_frame();
   bool may_start_frame(std::size_t announced) const;
   bool take_frame(std::size_t announced);
+  bool budget_admits(std::size_t announced) const;
+  bool parked_request_fits() const;
+  void wait_for_room();
   bool over_share() const;
   std::size_t waiting_frame_bytes() const;
   std::size_t unadmitted_ready_bytes() const;
@@ -156,7 +169,10 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::uint64_t first_pending_seq_ = 0;  // seq of pending_.front()
   std::uint64_t next_seq_ = 0;
   std::uint64_t last_activity_ms_ = 0;
-  std::optional<std::string> stream_failure_;  // frames after this point are unusable
+  std::function<void(ClientSession&)> parked_request_;  // see park_request
+  std::size_t parked_room_wanted_ = 0;
+  MemoryBudget::RoomReservation parked_reservation_;  // held back from new frames meanwhile
+  std::optional<std::string> stream_failure_;         // frames after this point are unusable
   bool processing_ = false;
   bool processing_scheduled_ = false;
   bool closing_ = false;

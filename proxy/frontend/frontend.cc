@@ -37,6 +37,7 @@ Frontend::~Frontend() {
   stop();
   // A late sink callback must not reach a destroyed front end.
   context_->sink.memory_budget().set_available_listener(nullptr);
+  context_->sink.memory_budget().set_room_listener(nullptr);
 }
 
 std::expected<void, std::string> Frontend::start() {
@@ -55,6 +56,9 @@ std::expected<void, std::string> Frontend::start() {
   // loop turn, so the requests that resuming answers don't re-enter it.
   context_->sink.memory_budget().set_available_listener([this, alive = std::weak_ptr<bool>(alive_)] {
     if (alive.lock()) defer([this] { resume(); });
+  });
+  context_->sink.memory_budget().set_room_listener([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.lock()) recheck_room();
   });
 
   start_sweep();
@@ -192,7 +196,7 @@ void Frontend::resume() {
 // Accepts pause with reads (issue 14: a session costs memory the budget does
 // not see), but only while a newcomer could not start a frame anyway: over
 // the budget, a connection under its share is admitted only in the headroom
-// (PIPELINE.md "Fair share"), so while that has room a newcomer is still
+// (ARCHITECTURE.md rule 5, "Fair share"), so while that has room a newcomer is still
 // taken. Re-checked on pause, resume and every sweep; meanwhile connections
 // wait in the kernel's backlog, none refused.
 void Frontend::update_accepting() {
@@ -268,6 +272,18 @@ void Frontend::recheck_shares() {
     for (auto& s : sessions_in_turn()) {
       if (!s->reading()) s->update_reading();
     }
+  });
+}
+
+// Room someone waited for is free (MemoryBudget::want_room): each connection
+// looks again, in turn, on the next loop turn; the first may take the room
+// and the others then wait again.
+void Frontend::recheck_room() {
+  if (room_recheck_scheduled_ || context_->stopped) return;
+  room_recheck_scheduled_ = true;
+  defer([this] {
+    room_recheck_scheduled_ = false;
+    for (auto& s : sessions_in_turn()) s->update_reading();
   });
 }
 

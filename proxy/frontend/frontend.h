@@ -79,6 +79,7 @@ class Frontend {
   std::vector<std::shared_ptr<ClientSession>> sessions_in_turn();
   std::size_t under_share_held(std::size_t share);
   void recheck_shares();
+  void recheck_room();
 
   // Bytes held by connections under their fair share, summed at most once a
   // loop millisecond (admissions meanwhile are added): asked per frame only
@@ -88,6 +89,7 @@ class Frontend {
   std::size_t under_share_held_share_ = 0;
   bool under_share_held_known_ = false;
   bool share_recheck_scheduled_ = false;
+  bool room_recheck_scheduled_ = false;
 
   uv_loop_t* loop_;
   std::shared_ptr<FrontendContext> context_;

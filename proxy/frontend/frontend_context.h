@@ -56,7 +56,7 @@ struct FrontendContext {
     return counters.backpressure_ms_total + (paused ? uv_now(loop) - paused_since_ms : 0);
   }
 
-  // Fair share of the budget (docs/design/PIPELINE.md "Fair share"), kept by
+  // Fair share of the budget (docs/design/ARCHITECTURE.md rule 5, "Fair share"), kept by
   // the sessions: connections holding bytes or waiting to start a frame.
   std::size_t active_connections = 0;
   // The budget over the active connections, counting one more if the asking

@@ -26,6 +26,8 @@ class FrontendObserver {
   virtual void on_backpressure(bool /*active*/) {}
   // One connection stopped reading: it holds its fair share of the budget.
   virtual void on_share_pause() {}
+  // A Produce request waited for room in the memory budget to decode in.
+  virtual void on_request_parked() {}
   // A Produce request from receipt to its response queued on the socket
   // (acks 1/-1), or to its records' submission (acks 0).
   virtual void on_produce_done(std::int16_t /*acks*/, std::int64_t /*duration_ms*/) {}
@@ -56,6 +58,7 @@ struct FrontendCounters {
   // A connection stopped reading because it held its fair share of the
   // budget while another connection wanted memory.
   std::uint64_t share_pauses_total = 0;
+  std::uint64_t requests_parked_total = 0;
   std::uint64_t client_duplicates_acked_total = 0;
   std::uint64_t client_duplicates_in_flight_total = 0;
   std::uint64_t client_sequence_errors_total = 0;  // OUT_OF_ORDER / INVALID_PRODUCER_EPOCH answered

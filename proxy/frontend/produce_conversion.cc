@@ -21,6 +21,7 @@ struct RunStorage {
 struct EntryError {
   ErrorCode error;
   std::string message;
+  bool over_decoded_bytes = false;  // the request's DecodeBudget ran out
 };
 
 EntryError from_decode_error(const DecodeError& e, const DecodeBudget& decoded) {
@@ -29,7 +30,7 @@ EntryError from_decode_error(const DecodeError& e, const DecodeBudget& decoded) 
     case DecodeErrorKind::kTooLarge:
       return {ErrorCode::kMessageTooLarge, std::move(message)};
     case DecodeErrorKind::kOverBudget:
-      return {ErrorCode::kMessageTooLarge, message + " (" + std::to_string(decoded.cap()) + " bytes)"};
+      return {ErrorCode::kMessageTooLarge, message + " (" + std::to_string(decoded.cap()) + " bytes)", true};
     case DecodeErrorKind::kUnsupported:
       if (e.field.find("compression") != std::string::npos) {
         return {ErrorCode::kUnsupportedCompressionType, std::move(message)};
@@ -116,7 +117,7 @@ std::optional<EntryError> check_record(const RecordChecks& checks, std::size_t i
 
 EntryError over_budget(const DecodeBudget& decoded) {
   return {ErrorCode::kMessageTooLarge,
-          "records: decoded size over the per-request memory cap (" + std::to_string(decoded.cap()) + " bytes)"};
+          "records: decoded size over the per-request memory cap (" + std::to_string(decoded.cap()) + " bytes)", true};
 }
 
 // The batch's records section, when an upstream batch can carry it byte for
@@ -285,6 +286,7 @@ ProduceConversion convert_produce_request(
         }
       }
       if (error) {
+        out.over_decoded_bytes = out.over_decoded_bytes || error->over_decoded_bytes;
         entry.error = error->error;
         entry.error_message = std::move(error->message);
         entry.run = RecordRun{};

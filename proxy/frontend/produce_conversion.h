@@ -75,6 +75,9 @@ struct ProduceConversion {
   std::size_t records = 0;                   // in entries without an error
   std::size_t wire_bytes = 0;                // of entries without an error
   std::size_t decoded_bytes = 0;             // of the whole request, charged to max_decoded_bytes
+  // Some entry was refused because max_decoded_bytes ran out (not for a cap
+  // of its own): with more room, the request may decode whole.
+  bool over_decoded_bytes = false;
 };
 
 // `frame` holds the bytes the request's RecordsViews point into; every run

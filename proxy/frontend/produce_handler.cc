@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "proxy/frontend/client_session.h"
+#include "proxy/frontend/decode_room.h"
 #include "proxy/frontend/log.h"
 #include "proxy/frontend/produce_conversion.h"
 #include "proxy/protocol/codec.h"
@@ -140,24 +141,10 @@ void charge_to_connection(ClientSession& session, RecordRun& run) {
   run.storage = std::move(held);
 }
 
-// Decodes what the client sent into per-partition runs and counts it; an
-// invalid acks converts nothing (every entry is answered INVALID_REQUIRED_ACKS).
-std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std::int16_t version,
-                                                    std::shared_ptr<const Bytes> frame, WireReader& body,
-                                                    std::int16_t& acks, ProduceRequest& request) {
-  FrontendContext& ctx = session.context();
-  auto decoded = decode_body<ProduceRequest>(body, version);
-  if (!decoded) {
-    session.close_after_pending("malformed Produce v" + std::to_string(version) +
-                                " request: " + decoded.error().describe());
-    return std::nullopt;
-  }
-  request = std::move(*decoded);
-  acks = request.acks;
-  report_client_produce(session, version, request);
+ProduceConversionOptions conversion_options(const FrontendContext& ctx, std::size_t max_decoded_bytes) {
   ProduceConversionOptions options;
   options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
-  options.max_decoded_bytes = ctx.config.max_decoded_bytes_per_request;
+  options.max_decoded_bytes = max_decoded_bytes;
   options.now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
@@ -166,8 +153,56 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, std:
   options.max_record_batch_bytes = ctx.config.max_upstream_batch_bytes;
   options.topic_batch_limit = [&topics = ctx.topics](std::string_view topic) { return topics.max_batch_bytes(topic); };
   options.compression = ctx.config.upstream_compression;
+  return options;
+}
+
+// Waits for twice the room it had (at least 1 MiB), up to the cap: a request
+// is decoded again a bounded number of times, and with the cap's room it is
+// never parked again.
+void park(ClientSession& session, const RequestHeader& header, std::shared_ptr<const Bytes> frame, std::size_t body_at,
+          const DecodeRoom& room) {
+  constexpr std::size_t kMinRoomWanted = 1048576;
+  const std::size_t cap = session.context().config.max_decoded_bytes_per_request;
+  const std::size_t wanted = std::min(cap, std::max(2 * room.max_decoded_bytes, kMinRoomWanted));
+  frontend::log().debug("{}: Produce decodes to more than the {} bytes of room in the memory budget: waits for {}",
+                        session.describe(), room.max_decoded_bytes, wanted);
+  ++session.context().counters.requests_parked_total;
+  session.context().observer.on_request_parked();
+  session.park_request(wanted, [header, frame = std::move(frame), body_at](ClientSession& s) {
+    WireReader body(ByteView(*frame).subspan(body_at), body_at);
+    handle_produce(s, header, frame, body);
+  });
+}
+
+// Decodes what the client sent into per-partition runs and counts it; an
+// invalid acks converts nothing (every entry is answered INVALID_REQUIRED_ACKS).
+// Nothing when the request closed the connection or was parked.
+std::optional<ProduceConversion> decode_and_convert(ClientSession& session, const RequestHeader& header,
+                                                    std::shared_ptr<const Bytes> frame, WireReader& body,
+                                                    ProduceRequest& request) {
+  FrontendContext& ctx = session.context();
+  const std::int16_t version = header.api_version;
+  const std::size_t body_at = body.offset();
+  auto decoded = decode_body<ProduceRequest>(body, version);
+  if (!decoded) {
+    session.close_after_pending("malformed Produce v" + std::to_string(version) +
+                                " request: " + decoded.error().describe());
+    return std::nullopt;
+  }
+  request = std::move(*decoded);
   ProduceConversion converted;
-  if (valid_acks(acks)) converted = convert_produce_request(request, version, std::move(frame), options);
+  if (valid_acks(request.acks)) {
+    const DecodeRoom room = decode_room(session);
+    const std::size_t budget_room = ctx.sink.memory_budget().room();
+    converted = convert_produce_request(request, version, frame, conversion_options(ctx, room.max_decoded_bytes));
+    if (room.may_wait && converted.over_decoded_bytes) {
+      park(session, header, std::move(frame), body_at, room);
+      return std::nullopt;
+    }
+    // Decoded in the fair-share headroom: counted there at once.
+    if (converted.decoded_bytes > budget_room && ctx.headroom_taken) ctx.headroom_taken(converted.decoded_bytes);
+  }
+  report_client_produce(session, version, request);
   refuse_unadmitted_topics(ctx.topics, converted);
   for (PartitionProduce& p : converted.partitions) {
     if (p.run.storage) charge_to_connection(session, p.run);
@@ -333,10 +368,10 @@ void handle_produce(ClientSession& session, const RequestHeader& header, std::sh
                     WireReader& body) {
   FrontendContext& ctx = session.context();
   const std::int16_t version = header.api_version;
-  std::int16_t acks = 0;
   ProduceRequest request;
-  auto converted = decode_and_convert(session, version, std::move(frame), body, acks, request);
+  auto converted = decode_and_convert(session, header, std::move(frame), body, request);
   if (!converted) return;
+  const std::int16_t acks = request.acks;
   if (acks == 0) {
     submit_without_answer(session, *converted);
   } else if (!valid_acks(acks)) {

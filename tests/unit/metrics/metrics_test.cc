@@ -72,6 +72,7 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"topics_followed", T::Gauge, {}},
       {"backpressure_active", T::Gauge, {}},
       {"client_share_pauses_total", T::Counter, {}},
+      {"requests_parked_total", T::Counter, {}},
       {"client_duplicates_total", T::Counter, {"outcome"}},
       {"client_produce_requests_total", T::Counter, {"magic", "software", "software_version", "version"}},
       {"inflight_batches", T::Gauge, {"partition", "topic"}},
@@ -131,9 +132,10 @@ TEST(Metrics, BuildInfoIsOneWithTheVersion) {
 
 TEST(Metrics, UnlabelledSeriesShowZeroBeforeAnything) {
   Metrics m(MetricsConfig{});
-  for (const char* name : {"client_connections", "records_received_total", "received_bytes_total",
-                           "records_delivered_total", "buffered_bytes", "backpressure_active",
-                           "client_share_pauses_total", "duplicate_sequence_total", "leader_changes_total"}) {
+  for (const char* name :
+       {"client_connections", "records_received_total", "received_bytes_total", "records_delivered_total",
+        "buffered_bytes", "backpressure_active", "client_share_pauses_total", "requests_parked_total",
+        "duplicate_sequence_total", "leader_changes_total"}) {
     EXPECT_EQ(value_of(*m.registry(), n(name)), 0) << name;
   }
   for (const char* acks : {"0", "1", "all"}) {

@@ -1,0 +1,30 @@
+// docs/design/ARCHITECTURE.md rule 5: what a Produce request decodes to
+// (decompressed bytes, record and header views) is charged to the budget's
+// room, not only to the per-request cap. With less room than the cap while
+// the pipeline holds records it will give back, the request decodes into the
+// room; if that is not enough it is parked until the room grows, not refused.
+// With nothing to give back, waiting would wait for nothing: the request
+// decodes under the cap alone. A connection under its fair share decodes in
+// the headroom it was admitted in (ClientSession::decode_room).
+#pragma once
+
+#include <cstddef>
+
+#include "proxy/frontend/client_session.h"
+
+namespace pp {
+
+struct DecodeRoom {
+  std::size_t max_decoded_bytes = 0;
+  bool may_wait = false;  // a request over max_decoded_bytes parks instead of being refused
+};
+
+inline DecodeRoom decode_room(ClientSession& session) {
+  const FrontendContext& ctx = session.context();
+  const std::size_t cap = ctx.config.max_decoded_bytes_per_request;
+  const std::size_t room = session.decode_room();
+  if (ctx.sink.memory_budget().draining() == 0 || room >= cap) return {cap, false};
+  return {room, true};
+}
+
+}  // namespace pp
