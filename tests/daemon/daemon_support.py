@@ -15,10 +15,22 @@ import tempfile
 import time
 
 
+_PORTS_GIVEN = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on now, and one this process was not given
+    before: the kernel may hand the same ephemeral port to two binds in a row
+    once the first socket is closed (daemon_lifecycle_test once got the same
+    port for listener.address and metrics.address)."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _PORTS_GIVEN:
+            _PORTS_GIVEN.add(port)
+            return port
+    raise RuntimeError("no fresh port in 100 tries")
 
 
 class Proxy:
