@@ -26,12 +26,6 @@ char* loop_read_buffer() {
   return buffer.get();
 }
 
-struct WriteRequest {
-  uv_write_t req{};
-  Bytes data;
-  std::shared_ptr<void> keep;
-};
-
 std::string name_of(const sockaddr_storage& ss) {
   char ip[INET6_ADDRSTRLEN] = {};
   if (ss.ss_family == AF_INET) {
@@ -239,36 +233,6 @@ void TcpConnection::stop_reading() {
 
 bool TcpConnection::reading() const {
   return state_ && state_->reading;
-}
-
-void TcpConnection::write(Bytes data, std::shared_ptr<void> keep) {
-  State* s = state_.get();
-  if (!s || !s->open || data.empty()) return;
-  auto* stream = reinterpret_cast<uv_stream_t*>(&s->handle);
-  // Issue 17: most writes fit the socket buffer at once. Trying first saves
-  // a heap request and a callback per response; only the rest is queued.
-  // With writes already queued, order forbids jumping them.
-  if (uv_stream_get_write_queue_size(stream) == 0) {
-    uv_buf_t whole = uv_buf_init(reinterpret_cast<char*>(data.data()), static_cast<unsigned>(data.size()));
-    const int written = uv_try_write(stream, &whole, 1);
-    if (written == static_cast<int>(data.size())) return;
-    if (written > 0) data.erase(data.begin(), data.begin() + written);
-  }
-  auto* w = new WriteRequest;
-  w->data = std::move(data);
-  w->keep = std::move(keep);
-  w->req.data = w;
-  uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(w->data.data()), static_cast<unsigned>(w->data.size()));
-  const int rc = uv_write(&w->req, stream, &buf, 1, [](uv_write_t* req, int status) {
-    auto* wr = static_cast<WriteRequest*>(req->data);
-    auto* st = static_cast<State*>(req->handle->data);
-    delete wr;
-    if (status != 0 && status != UV_ECANCELED) st->fail(status);
-  });
-  if (rc != 0) {
-    delete w;
-    s->fail(rc);
-  }
 }
 
 std::size_t TcpConnection::write_queue_bytes() const {
