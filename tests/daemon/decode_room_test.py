@@ -26,22 +26,14 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fair_share_test as stalled  # noqa: E402  (the stalled cluster, the proxy and the hog)
 import hostile_wire as wire  # noqa: E402
-from daemon_support import (Proxy, TestCluster, free_port, http_request, is_asan_build,  # noqa: E402
-                            metric_value, reset_peak_rss, status_kib)
-from fair_share_test import hog  # noqa: E402
+from daemon_support import http_request, is_asan_build, metric_value, reset_peak_rss, status_kib  # noqa: E402
 
-ARGS = None
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-EXAMPLE_CONFIG = os.path.join(REPO, "config", "produce-proxy.example.toml")
-MIB = 1024 * 1024
-BUDGET = 16 * MIB
-# Full for the hog: no room for another of its frames (listener.max_request_bytes
-# is 1 MiB here), as frames are admitted only if they fit whole.
-FULL = BUDGET - MIB
+MIB = stalled.MIB
+BUDGET = stalled.BUDGET
 HEADERS = 200_000  # 40 bytes of memory each once decoded, 2 on the wire before gzip
 DELIVERY_TIMEOUT_MS = 10000
-FILL_TIMEOUT_S = 30
 PARKED_OBSERVED_S = 1.0
 RSS_BOUND_KIB = 5 * 1024
 
@@ -54,28 +46,14 @@ def metrics_of(port):
 class DecodeRoom(unittest.TestCase):
 
     def test_a_request_decoding_past_the_room_waits_for_it(self):
-        cluster = TestCluster(ARGS.cluster, "--brokers", "1", "--topic", "stalled:1:5", "--topic", "healthy:1:5")
-        client, metrics = free_port(), free_port()
-        sets = [f'upstream.bootstrap_servers=["{cluster.bootstrap}"]', f'listener.address="127.0.0.1:{client}"',
-                f'metrics.address="127.0.0.1:{metrics}"', f"producer.buffer_memory_bytes={BUDGET}",
-                f"listener.max_request_bytes={MIB}", f"producer.delivery_timeout_ms={DELIVERY_TIMEOUT_MS}",
-                "upstream.request_timeout_ms=5000"]
-        proxy = Proxy(ARGS.proxy, config_path=EXAMPLE_CONFIG, sets=sets)
+        cluster, proxy, client, metrics = stalled.stalled_cluster_and_proxy(
+            [f"producer.delivery_timeout_ms={DELIVERY_TIMEOUT_MS}", "upstream.request_timeout_ms=5000"])
         stop = threading.Event()
         hog_thread = None
         sock = None
         try:
             self.assertTrue(proxy.wait_ready(), proxy.text()[-3000:])
-            self.assertEqual(cluster.command("error stalled 0 NOT_ENOUGH_REPLICAS 100000000"), "ok")
-            sent = [0]
-            hog_thread = threading.Thread(target=hog, args=(client, stop, sent), daemon=True)
-            hog_thread.start()
-            held = 0
-            deadline = time.monotonic() + FILL_TIMEOUT_S
-            while time.monotonic() < deadline and held < FULL:
-                time.sleep(0.2)
-                held = metric_value(metrics_of(metrics), "produce_proxy_buffered_bytes") or 0
-            self.assertGreaterEqual(held, FULL, "the stalled client filled the budget")
+            hog_thread = stalled.fill_budget(self, cluster, client, metrics, stop)
 
             pid = proxy.proc.pid
             peak_known = reset_peak_rss(pid)
@@ -98,7 +76,7 @@ class DecodeRoom(unittest.TestCase):
             self.assertIsNotNone(parked, "requests_parked_total is exported")
             self.assertGreaterEqual(parked, 1, summary)
             self.assertLessEqual(most_held, BUDGET * 9 // 8 + MIB, "decoded only into room: " + summary)
-            if not is_asan_build(ARGS.proxy):
+            if not is_asan_build(stalled.ARGS.proxy):
                 # Decoded at once, the request adds about 8 MiB (+8.7 MiB
                 # measured on the code before); parked, 1.3-1.7 MiB.
                 self.assertLess(rss_growth_kib, RSS_BOUND_KIB, "peak VmRSS growth, KiB: " + summary)
@@ -125,5 +103,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--proxy", required=True)
     parser.add_argument("--cluster", required=True)
-    ARGS, rest = parser.parse_known_args()
+    stalled.ARGS, rest = parser.parse_known_args()
     unittest.main(argv=[sys.argv[0]] + rest)

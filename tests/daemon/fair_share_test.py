@@ -86,34 +86,47 @@ def probe(port, count):
     return latencies
 
 
+def stalled_cluster_and_proxy(extra_sets=()):
+    """The test cluster (stalled-0 answering NOT_ENOUGH_REPLICAS once armed,
+    healthy-0) and the shipped proxy before it with a BUDGET budget and 1 MiB
+    frames: (cluster, proxy, client port, metrics port)."""
+    cluster = TestCluster(ARGS.cluster, "--brokers", "1", "--topic", "stalled:1:5", "--topic", "healthy:1:5")
+    client, metrics = free_port(), free_port()
+    sets = [f'upstream.bootstrap_servers=["{cluster.bootstrap}"]', f'listener.address="127.0.0.1:{client}"',
+            f'metrics.address="127.0.0.1:{metrics}"', f"producer.buffer_memory_bytes={BUDGET}",
+            f"listener.max_request_bytes={MIB}", *extra_sets]
+    return cluster, Proxy(ARGS.proxy, config_path=EXAMPLE_CONFIG, sets=sets), client, metrics
+
+
+def fill_budget(test, cluster, client, metrics, stop):
+    """Arms the stall and starts the hog on stalled-0; returns its thread once
+    the budget holds FULL (the test fails if it does not in time)."""
+    test.assertEqual(cluster.command("error stalled 0 NOT_ENOUGH_REPLICAS 100000000"), "ok")
+    sent = [0]
+    thread = threading.Thread(target=hog, args=(client, stop, sent), daemon=True)
+    thread.start()
+    held = 0
+    deadline = time.monotonic() + HOG_FILL_TIMEOUT_S
+    while time.monotonic() < deadline and held < FULL:
+        time.sleep(0.2)
+        held = metric_value(http_request(metrics, "/metrics")[1], "produce_proxy_buffered_bytes") or 0
+    print(f"hog: {sent[0]} records sent, the budget holds {held / MIB:.1f} MiB", flush=True)
+    test.assertGreaterEqual(held, FULL, "the stalled client filled the budget")
+    return thread
+
+
 class FairShare(unittest.TestCase):
 
     def test_a_stalled_client_does_not_starve_another(self):
-        cluster = TestCluster(ARGS.cluster, "--brokers", "1", "--topic", "stalled:1:5", "--topic", "healthy:1:5")
-        client, metrics = free_port(), free_port()
-        sets = [f'upstream.bootstrap_servers=["{cluster.bootstrap}"]', f'listener.address="127.0.0.1:{client}"',
-                f'metrics.address="127.0.0.1:{metrics}"', f"producer.buffer_memory_bytes={BUDGET}",
-                f"listener.max_request_bytes={MIB}", "producer.delivery_timeout_ms=300000"]
-        proxy = Proxy(ARGS.proxy, config_path=EXAMPLE_CONFIG, sets=sets)
+        cluster, proxy, client, metrics = stalled_cluster_and_proxy(["producer.delivery_timeout_ms=300000"])
         stop = threading.Event()
         hog_thread = None
         try:
             self.assertTrue(proxy.wait_ready(), proxy.text()[-3000:])
-            self.assertEqual(cluster.command("error stalled 0 NOT_ENOUGH_REPLICAS 100000000"), "ok")
             pid = proxy.proc.pid
             peak_known = reset_peak_rss(pid)
             rss_before = status_kib(pid, "VmRSS")
-            sent = [0]
-            hog_thread = threading.Thread(target=hog, args=(client, stop, sent), daemon=True)
-            hog_thread.start()
-            held = 0
-            deadline = time.monotonic() + HOG_FILL_TIMEOUT_S
-            while time.monotonic() < deadline and held < FULL:
-                time.sleep(0.2)
-                status, body = http_request(metrics, "/metrics")
-                held = metric_value(body, "produce_proxy_buffered_bytes") or 0
-            print(f"hog: {sent[0]} records sent, the budget holds {held / MIB:.1f} MiB", flush=True)
-            self.assertGreaterEqual(held, FULL, "the stalled client filled the budget")
+            hog_thread = fill_budget(self, cluster, client, metrics, stop)
 
             latencies = probe(client, PROBE_RECORDS)
             acked = [x for x in latencies if x is not None]

@@ -15,14 +15,6 @@ namespace {
 
 using FairShareTest = test::FrontendFixture;
 
-// A Produce frame (with its size prefix) of roughly `bytes`, acks=1.
-Bytes produce_of(std::int32_t correlation_id, std::size_t bytes, std::int32_t partition) {
-  std::vector<test::TestRecord> records;
-  for (std::size_t i = 0; i * 1000 < bytes; ++i) records.push_back({"k", std::string(1000, 'v')});
-  return test::produce_frame(2, correlation_id, 1,
-                             {{"orders", partition, test::legacy_set(1, CompressionCodec::kNone, records)}});
-}
-
 bool submitted_to(const test::FakeSink& sink, std::int32_t partition, std::size_t n) {
   std::size_t seen = 0;
   for (const auto& s : sink.submissions) seen += s.partition == partition ? 1 : 0;
@@ -35,7 +27,7 @@ TEST_F(FairShareTest, AConnectionAloneGetsTheWholeBudget) {
   auto a = connect();
   // Six 20 KB frames, none completed: about 130 KB held, well over half the
   // budget. Alone, the connection is entitled to all of it.
-  for (int i = 0; i < 6; ++i) ASSERT_TRUE(a->write_raw(produce_of(i, 20000, 0)));
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(a->write_raw(test::produce_of_size(i, 20000, 0)));
   ASSERT_TRUE(wait_for_submissions(6)) << "a lone client is not held to a fraction of the budget";
   EXPECT_GT(sink_.buffered(), 100000u);
   EXPECT_EQ(frontend_->counters().share_pauses_total, 0u);
@@ -46,20 +38,20 @@ TEST_F(FairShareTest, AConnectionOverItsShareWaitsWhileAnotherIsAdmitted) {
   start();
   auto a = connect();
   auto b = connect();
-  ASSERT_TRUE(a->write_raw(produce_of(1, 60000, 0)));
-  ASSERT_TRUE(a->write_raw(produce_of(2, 60000, 0)));
+  ASSERT_TRUE(a->write_raw(test::produce_of_size(1, 60000, 0)));
+  ASSERT_TRUE(a->write_raw(test::produce_of_size(2, 60000, 0)));
   ASSERT_TRUE(wait_for_submissions(2)) << "alone, a takes more than half the budget";
-  const Bytes b1 = produce_of(1, 2000, 1);
+  const Bytes b1 = test::produce_of_size(1, 2000, 1);
   ASSERT_TRUE(b->write_raw(b1));
   ASSERT_TRUE(wait_for_submissions(3)) << "b holds nothing: its frame is admitted";
   ASSERT_LT(sink_.buffered(), 200000u) << "the budget itself still has room";
 
   // Two connections want memory: a (about 125 KB) is over its half.
-  ASSERT_TRUE(a->write_raw(produce_of(3, 30000, 0)));
+  ASSERT_TRUE(a->write_raw(test::produce_of_size(3, 30000, 0)));
   test::run_for(&loop_, 200);
   EXPECT_FALSE(submitted_to(sink_, 0, 3)) << "a's next frame waits: a holds its share";
   EXPECT_GE(frontend_->counters().share_pauses_total, 1u);
-  ASSERT_TRUE(b->write_raw(produce_of(2, 2000, 1)));
+  ASSERT_TRUE(b->write_raw(test::produce_of_size(2, 2000, 1)));
   ASSERT_TRUE(test::run_until(&loop_, [&] { return submitted_to(sink_, 1, 2); }))
       << "b, under its share, is admitted meanwhile";
 
@@ -75,22 +67,23 @@ TEST_F(FairShareTest, ANewcomerIsAdmittedWhileAnotherHoldsTheWholeBudget) {
   sink_.set_budget(100000);
   start();
   auto hog = connect();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(hog->write_raw(produce_of(i, 25000, 0)));  // about 28.5 KB each, decoded
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(hog->write_raw(test::produce_of_size(i, 25000, 0)));  // about 28.5 KB each, decoded
   ASSERT_TRUE(wait_for_submissions(3));
-  ASSERT_TRUE(hog->write_raw(produce_of(3, 25000, 0)));
+  ASSERT_TRUE(hog->write_raw(test::produce_of_size(3, 25000, 0)));
   test::run_for(&loop_, 200);
   ASSERT_FALSE(submitted_to(sink_, 0, 4)) << "the hog alone filled the budget (its partition never answers)";
 
   auto newcomer = connect();
   for (int i = 0; i < 3; ++i) {
     const std::size_t before = sink_.submissions.size();
-    ASSERT_TRUE(newcomer->write_raw(produce_of(i, 3000, 1)));
+    ASSERT_TRUE(newcomer->write_raw(test::produce_of_size(i, 3000, 1)));
     ASSERT_TRUE(wait_for_submissions(before + 1))
         << "frame " << i << ": the newcomer is admitted, and its request decoded, in the headroom";
     sink_.complete(before, 100 + i);
     ASSERT_TRUE(newcomer->read_frame()) << "and answered";
   }
-  ASSERT_TRUE(hog->write_raw(produce_of(4, 2000, 0)));
+  ASSERT_TRUE(hog->write_raw(test::produce_of_size(4, 2000, 0)));
   test::run_for(&loop_, 200);
   EXPECT_FALSE(submitted_to(sink_, 0, 4)) << "the hog takes nothing more: only the headroom served";
   EXPECT_EQ(frontend_->counters().requests_parked_total, 0u);
@@ -98,7 +91,7 @@ TEST_F(FairShareTest, ANewcomerIsAdmittedWhileAnotherHoldsTheWholeBudget) {
   // The headroom is a bound, not a second budget: a frame larger than it
   // waits for the budget itself.
   const std::size_t before = sink_.submissions.size();
-  ASSERT_TRUE(newcomer->write_raw(produce_of(9, 20000, 1)));
+  ASSERT_TRUE(newcomer->write_raw(test::produce_of_size(9, 20000, 1)));
   test::run_for(&loop_, 200);
   EXPECT_EQ(sink_.submissions.size(), before) << "over the headroom (1/8 of the budget): waits";
   EXPECT_LT(sink_.buffered(), 100000u + 100000u / 8) << "held within the budget and the headroom";

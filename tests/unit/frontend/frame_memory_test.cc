@@ -22,14 +22,6 @@ Bytes size_prefix(std::int32_t size) {
   return out;
 }
 
-// A Produce frame (with its size prefix) of roughly `bytes`.
-Bytes big_produce(std::int32_t correlation_id, std::size_t bytes, std::int32_t partition = 0) {
-  std::vector<test::TestRecord> records;
-  for (std::size_t i = 0; i * 1000 < bytes; ++i) records.push_back({"k", std::string(1000, 'v')});
-  return test::produce_frame(2, correlation_id, 1,
-                             {{"orders", partition, test::legacy_set(1, CompressionCodec::kNone, records)}});
-}
-
 TEST_F(FrameMemoryTest, APartialFrameIsChargedAtItsAnnouncedSizeFromItsPrefix) {
   start();
   auto client = connect();
@@ -49,14 +41,14 @@ TEST_F(FrameMemoryTest, AFrameBegunOverTheBudgetWaitsWhileOneAdmittedBeforeIsFin
   start();
   auto a = connect();
   auto b = connect();
-  const Bytes big = big_produce(1, 80000);
+  const Bytes big = test::produce_of_size(1, 80000);
   // a's prefix is read under the budget: admitted, and its reservation puts
   // the budget over.
   ASSERT_TRUE(a->write_raw(ByteView(big).subspan(0, 1000)));
   ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->backpressure_active(); }));
   // b begins a frame now, larger than the fair-share headroom (1/8 of the
   // budget, FairShareTest): not admitted, so it is charged only what was read.
-  const Bytes small = big_produce(1, 9000, 1);
+  const Bytes small = test::produce_of_size(1, 9000, 1);
   ASSERT_TRUE(b->write_raw(ByteView(small).subspan(0, 100)));
   test::run_for(&loop_, 100);
   EXPECT_LT(sink_.buffered(MemoryUse::kRequestFrames), big.size() + small.size() - 200)

@@ -1,5 +1,5 @@
-// The budget is not crossed by admissions (issue 14, docs/design/PIPELINE.md
-// "Memory"): a frame is admitted only if it fits whole, and what a Produce
+// The budget is not crossed by admissions (issue 14, docs/design/ARCHITECTURE.md
+// rule 5): a frame is admitted only if it fits whole, and what a Produce
 // request decodes to must fit in the room left; a request that does not is
 // parked, ahead of the connection's later frames, until the pipeline has
 // given the room back, and is then handled as if it had just arrived.
@@ -11,16 +11,6 @@
 namespace pp {
 namespace {
 
-using MemoryRoomTest = test::FrontendFixture;
-
-// A Produce v2 frame (with its size prefix) of roughly `bytes`, acks=1.
-Bytes plain_produce(std::int32_t correlation_id, std::size_t bytes, std::int32_t partition) {
-  std::vector<test::TestRecord> records;
-  for (std::size_t i = 0; i * 1000 < bytes; ++i) records.push_back({"k", std::string(1000, 'v')});
-  return test::produce_frame(2, correlation_id, 1,
-                             {{"orders", partition, test::legacy_set(1, CompressionCodec::kNone, records)}});
-}
-
 // A Produce v7 frame of a few KiB whose one record carries `headers` empty
 // headers in a gzip batch: about 40 bytes of memory per header once decoded.
 Bytes inflating_produce(std::int32_t correlation_id, std::size_t headers, std::int32_t partition) {
@@ -30,16 +20,41 @@ Bytes inflating_produce(std::int32_t correlation_id, std::size_t headers, std::i
       {{"orders", partition, test::record_batch(CompressionCodec::kGzip, {{"k", "v", 1'700'000'000'000}}, {}, views)}});
 }
 
+class MemoryRoomTest : public test::FrontendFixture {
+ protected:
+  // A 2 MiB budget (and per-request cap), 1.5 MB of it held by a's run, not
+  // yet completed; then b's request 7 of about 1 MB decoded from a 3 KB
+  // frame, more than the ~0.5 MB left: parked.
+  void park_behind_a_full_budget() {
+    sink_.set_budget(2 * 1048576);
+    FrontendConfig config;
+    config.max_decoded_bytes_per_request = 2 * 1048576;
+    start(config);
+    a_ = connect();
+    b_ = connect();
+    ASSERT_TRUE(a_->write_raw(test::produce_of_size(1, 1'500'000, 0)));
+    ASSERT_TRUE(wait_for_submissions(1));
+    held_by_a_ = sink_.buffered();
+    ASSERT_TRUE(b_->write_raw(inflating_produce(7, 25000, 1)));
+    ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->counters().requests_parked_total == 1; }))
+        << "decoded under the per-request cap alone, the request would take the budget over by 0.5 MB";
+  }
+
+  std::unique_ptr<test::TestClient> a_;
+  std::unique_ptr<test::TestClient> b_;
+  std::size_t held_by_a_ = 0;
+};
+
 TEST_F(MemoryRoomTest, AFrameThatDoesNotFitWholeWaitsForRoom) {
   sink_.set_budget(100000);
   start();
   auto a = connect();
   auto b = connect();
-  ASSERT_TRUE(a->write_raw(plain_produce(1, 60000, 0)));
+  ASSERT_TRUE(a->write_raw(test::produce_of_size(1, 60000, 0)));
   ASSERT_TRUE(wait_for_submissions(1));
   ASSERT_FALSE(frontend_->backpressure_active()) << "the budget itself is not over";
   // 60 KB held: b's 50 KB frame fits in the budget only once a's is done.
-  const Bytes late = plain_produce(1, 50000, 1);
+  const Bytes late = test::produce_of_size(1, 50000, 1);
   ASSERT_TRUE(b->write_raw(late));
   test::run_for(&loop_, 200);
   EXPECT_EQ(sink_.submissions.size(), 1u) << "admitted under the budget, b's frame would cross it";
@@ -53,25 +68,14 @@ TEST_F(MemoryRoomTest, AFrameThatDoesNotFitWholeWaitsForRoom) {
 }
 
 TEST_F(MemoryRoomTest, ARequestDecodingToMoreThanTheRoomIsParkedUntilTheRoomIsThere) {
-  sink_.set_budget(2 * 1048576);
-  FrontendConfig config;
-  config.max_decoded_bytes_per_request = 2 * 1048576;
-  start(config);
-  auto a = connect();
-  auto b = connect();
-  ASSERT_TRUE(a->write_raw(plain_produce(1, 1'500'000, 0)));
-  ASSERT_TRUE(wait_for_submissions(1));
-  // About 1 MB of header views from a 3 KB frame: more than the ~0.5 MB left.
-  ASSERT_TRUE(b->write_raw(inflating_produce(7, 25000, 1)));
-  ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->counters().requests_parked_total == 1; }))
-      << "decoded under the per-request cap alone, the request would take the budget over by 0.5 MB";
-  ASSERT_TRUE(b->write_raw(plain_produce(8, 2000, 2)));
+  ASSERT_NO_FATAL_FAILURE(park_behind_a_full_budget());
+  ASSERT_TRUE(b_->write_raw(test::produce_of_size(8, 2000, 2)));
   test::run_for(&loop_, 200);
   EXPECT_EQ(sink_.submissions.size(), 1u) << "neither the parked request nor the one behind it goes ahead";
   EXPECT_LE(sink_.buffered(), 2u * 1048576);
 
   sink_.complete(0, 0);
-  ASSERT_TRUE(a->read_frame());
+  ASSERT_TRUE(a_->read_frame());
   ASSERT_TRUE(wait_for_submissions(3)) << "with the room back, the parked request and then the next are handled";
   EXPECT_EQ(sink_.submissions[1].partition, 1) << "in the order they arrived";
   EXPECT_EQ(sink_.submissions[2].partition, 2);
@@ -80,7 +84,7 @@ TEST_F(MemoryRoomTest, ARequestDecodingToMoreThanTheRoomIsParkedUntilTheRoomIsTh
   sink_.complete(1, 10);
   sink_.complete(2, 11);
   for (std::int32_t correlation : {7, 8}) {
-    auto frame = b->read_frame();
+    auto frame = b_->read_frame();
     ASSERT_TRUE(frame);
     std::int32_t seen = -1;
     auto response = test::decode_response<ProduceResponse>(*frame, correlation == 7 ? 7 : 2, &seen);
@@ -91,20 +95,11 @@ TEST_F(MemoryRoomTest, ARequestDecodingToMoreThanTheRoomIsParkedUntilTheRoomIsTh
 }
 
 TEST_F(MemoryRoomTest, TheRoomAParkedRequestWaitsForIsNotGivenToNewFrames) {
-  sink_.set_budget(2 * 1048576);
-  FrontendConfig config;
-  config.max_decoded_bytes_per_request = 2 * 1048576;
-  start(config);
-  auto a = connect();
-  auto b = connect();
+  ASSERT_NO_FATAL_FAILURE(park_behind_a_full_budget());
   auto c = connect();
-  ASSERT_TRUE(a->write_raw(plain_produce(1, 1'500'000, 0)));
-  ASSERT_TRUE(wait_for_submissions(1));
-  ASSERT_TRUE(b->write_raw(inflating_produce(7, 25000, 1)));
-  ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->counters().requests_parked_total == 1; }));
   // 300 KB fits in the ~0.5 MB of room, but not beside the 1 MiB reserved
   // for b (and it is larger than the fair-share headroom, 256 KiB).
-  ASSERT_TRUE(c->write_raw(plain_produce(3, 300'000, 3)));
+  ASSERT_TRUE(c->write_raw(test::produce_of_size(3, 300'000, 3)));
   test::run_for(&loop_, 200);
   EXPECT_EQ(sink_.submissions.size(), 1u) << "c's frame would take the room b waits for";
   sink_.complete(0, 0);
@@ -114,20 +109,10 @@ TEST_F(MemoryRoomTest, TheRoomAParkedRequestWaitsForIsNotGivenToNewFrames) {
 }
 
 TEST_F(MemoryRoomTest, AParkedRequestOfAClosedConnectionGivesItsFrameBack) {
-  sink_.set_budget(2 * 1048576);
-  FrontendConfig config;
-  config.max_decoded_bytes_per_request = 2 * 1048576;
-  start(config);
-  auto a = connect();
-  auto b = connect();
-  ASSERT_TRUE(a->write_raw(plain_produce(1, 1'500'000, 0)));
-  ASSERT_TRUE(wait_for_submissions(1));
-  const std::size_t held_by_a = sink_.buffered();
-  ASSERT_TRUE(b->write_raw(inflating_produce(7, 25000, 1)));
-  ASSERT_TRUE(test::run_until(&loop_, [&] { return frontend_->counters().requests_parked_total == 1; }));
-  EXPECT_GT(sink_.buffered(), held_by_a) << "the parked frame stays charged while it waits";
-  b->close();
-  ASSERT_TRUE(test::run_until(&loop_, [&] { return sink_.buffered() == held_by_a; }))
+  ASSERT_NO_FATAL_FAILURE(park_behind_a_full_budget());
+  EXPECT_GT(sink_.buffered(), held_by_a_) << "the parked frame stays charged while it waits";
+  b_->close();
+  ASSERT_TRUE(test::run_until(&loop_, [&] { return sink_.buffered() == held_by_a_; }))
       << "the frame of a request never taken is released with its connection";
   sink_.complete(0, 0);
   EXPECT_EQ(sink_.submissions.size(), 1u);

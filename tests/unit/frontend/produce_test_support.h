@@ -81,6 +81,14 @@ inline Bytes produce_frame(std::int16_t version, std::int32_t correlation_id, st
   return encode_request_frame(h, produce_body(acks, entries, std::move(transactional_id)));
 }
 
+// A Produce v2 frame (with its size prefix) of roughly `bytes` in 1000-byte
+// records to orders-`partition`, acks=1: memory tests size frames with it.
+inline Bytes produce_of_size(std::int32_t correlation_id, std::size_t bytes, std::int32_t partition = 0) {
+  std::vector<TestRecord> records;
+  for (std::size_t i = 0; i * 1000 < bytes; ++i) records.push_back({"k", std::string(1000, 'v')});
+  return produce_frame(2, correlation_id, 1, {{"orders", partition, legacy_set(1, CompressionCodec::kNone, records)}});
+}
+
 // A request decoded from its own frame, as the front end sees it.
 struct DecodedProduce {
   std::shared_ptr<const Bytes> frame;
