@@ -248,6 +248,7 @@ class MemoryBudget {
     RoomReservation(const RoomReservation&) = delete;
     RoomReservation& operator=(const RoomReservation&) = delete;
     ~RoomReservation() { reset(); }
+    std::size_t bytes() const { return bytes_; }
     // Frames that waited beside it may fit now.
     void reset() {
       if (!ledger_) return;

@@ -76,7 +76,7 @@ bool ClientSession::can_process() const {
 // once nothing in the pipeline will free more (it then decodes under the
 // per-request cap alone, as it would have with no wait).
 bool ClientSession::parked_request_fits() const {
-  return decode_room() >= parked_room_wanted_ || context_->sink.memory_budget().draining() == 0;
+  return decode_room() >= parked_reservation_.bytes() || context_->sink.memory_budget().draining() == 0;
 }
 
 // The budget's room; for a connection under its share while another holds
@@ -93,7 +93,6 @@ std::size_t ClientSession::decode_room() const {
 
 void ClientSession::park_request(std::size_t room_wanted, std::function<void(ClientSession&)> retry) {
   parked_request_ = std::move(retry);
-  parked_room_wanted_ = room_wanted;
   parked_reservation_ = context_->sink.memory_budget().reserve_room(room_wanted);
 }
 
@@ -103,7 +102,7 @@ void ClientSession::wait_for_room() {
   if (context_->paused) return;
   MemoryBudget& budget = context_->sink.memory_budget();
   if (parked_request_) {
-    if (!parked_request_fits()) budget.want_room(parked_room_wanted_);
+    if (!parked_request_fits()) budget.want_room(parked_reservation_.bytes());
     return;
   }
   const std::size_t waiting = waiting_frame_bytes() + unadmitted_ready_bytes();

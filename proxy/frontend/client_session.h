@@ -170,9 +170,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   std::uint64_t next_seq_ = 0;
   std::uint64_t last_activity_ms_ = 0;
   std::function<void(ClientSession&)> parked_request_;  // see park_request
-  std::size_t parked_room_wanted_ = 0;
-  MemoryBudget::RoomReservation parked_reservation_;  // held back from new frames meanwhile
-  std::optional<std::string> stream_failure_;         // frames after this point are unusable
+  MemoryBudget::RoomReservation parked_reservation_;    // held back from new frames meanwhile
+  std::optional<std::string> stream_failure_;           // frames after this point are unusable
   bool processing_ = false;
   bool processing_scheduled_ = false;
   bool closing_ = false;
