@@ -3,13 +3,14 @@
 # binary that scripts/run.sh ships, builds everything under clang 16 with
 # AddressSanitizer + UndefinedBehaviorSanitizer, and runs unit, integration,
 # end-to-end, shipped-binary and fuzz tests through ctest. The shipped tests
-# drive both binaries (tests/daemon/).
+# drive both binaries (tests/daemon/); the sustained-load test also drives
+# the release tree's librdkafka load client (the ASan tree builds no bench).
 # Extra arguments go to ctest (e.g. -L unit, -R schema, -LE kafka).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test-peers
 cmake --preset release >/dev/null
-cmake --build --preset release -j"$(nproc)" --target produce-proxy
+cmake --build --preset release -j"$(nproc)" --target produce-proxy bench_rdkafka_producer
 cmake --preset asan >/dev/null
 scripts/lint.sh build/asan
 cmake --build --preset asan -j"$(nproc)"

@@ -1,6 +1,7 @@
 #include "proxy/frontend/client_session.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "proxy/frontend/log.h"
@@ -111,11 +112,9 @@ void ClientSession::wait_for_room() {
 
 void ClientSession::update_reading() {
   if (closed_) return;
-  if (admitted_ready_ < reader_.ready_frames() && take_frame(unadmitted_ready_bytes())) {
-    admitted_ready_ = reader_.ready_frames();  // read during a pause: theirs now
-    admitted_ready_bytes_ = reader_.buffered_bytes() - reader_.partial_bytes();
-    charge_frames();
-  }
+  const std::size_t admitted_before = admitted_ready_;
+  admit_ready_frames();  // read during a pause: theirs now
+  if (admitted_ready_ != admitted_before) charge_frames();
   // Frames read before a pause (or before a failure in the same read) are
   // answered first. Never from here directly: this runs inside sink and
   // directory callbacks, and a request handled there would re-enter the sink.
@@ -336,7 +335,10 @@ std::size_t ClientSession::waiting_frame_bytes() const {
 
 // Complete frames read while new frames could not start (one read's worth).
 std::size_t ClientSession::unadmitted_ready_bytes() const {
-  return reader_.buffered_bytes() - reader_.partial_bytes() - admitted_ready_bytes_;
+  const std::size_t ready_bytes = reader_.buffered_bytes() - reader_.partial_bytes();
+  // Broken, this count once wrapped and stopped the connection for good.
+  assert(admitted_ready_bytes_ <= ready_bytes && admitted_ready_ <= reader_.ready_frames());
+  return ready_bytes - admitted_ready_bytes_;
 }
 
 bool ClientSession::waiting_to_start() const {

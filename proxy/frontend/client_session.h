@@ -123,6 +123,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool can_take_request() const;
   bool can_process() const;
   void count_admitted(std::size_t ready_before, bool was_partial);
+  void admit_ready_frames();
   void apply_read_state();
   void schedule_processing();
   void flush();

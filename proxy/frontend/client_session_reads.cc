@@ -8,18 +8,25 @@ namespace pp {
 
 // Of the frames one read completed, the first may finish the partial frame
 // carried over (admitted or not when it began); the others began in this read.
+// Admitted frames are always the oldest ready ones (process_frames counts
+// them off the front): the finished one stays admitted only if every older
+// frame is, and the rest are admitted together with any older ones waiting.
 void ClientSession::count_admitted(std::size_t ready_before, bool was_partial) {
   const std::size_t completed = reader_.ready_frames() - ready_before;
   if (completed == 0) return;
-  const std::size_t fresh = was_partial ? completed - 1 : completed;  // begun in this read
-  if (was_partial && partial_admitted_) {
+  if (was_partial && partial_admitted_ && admitted_ready_ == ready_before) {
+    const std::size_t fresh = completed - 1;  // begun in this read
     ++admitted_ready_;
     admitted_ready_bytes_ += reader_.newest_ready_bytes(completed) - reader_.newest_ready_bytes(fresh);
   }
-  if (take_frame(reader_.newest_ready_bytes(fresh))) {
-    admitted_ready_ += fresh;
-    admitted_ready_bytes_ += reader_.newest_ready_bytes(fresh);
-  }
+  admit_ready_frames();
+}
+
+// Every complete frame not admitted yet, at once, or none of them.
+void ClientSession::admit_ready_frames() {
+  if (admitted_ready_ == reader_.ready_frames() || !take_frame(unadmitted_ready_bytes())) return;
+  admitted_ready_ = reader_.ready_frames();
+  admitted_ready_bytes_ = reader_.buffered_bytes() - reader_.partial_bytes();
 }
 
 // Admitted frames are charged, a partial one at its announced size. Bytes
@@ -80,6 +87,7 @@ void ClientSession::after_read(const ReadStart& start, const Decoded<void>& appe
     partial_admitted_ = reader_.in_partial_frame() && take_frame(waiting_frame_bytes());
     partial_reading_since_ms_ = reader_.in_partial_frame() ? last_activity_ms_ : 0;
   } else if (!reader_.in_partial_frame()) {
+    partial_admitted_ = false;  // it is complete: counted in count_admitted
     partial_reading_since_ms_ = 0;
   }
   charge_frames();
