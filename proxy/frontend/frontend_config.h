@@ -47,7 +47,8 @@ struct FrontendConfig {
   // MESSAGE_TOO_LARGE for the partition that crossed it).
   std::size_t max_decompressed_bytes_per_request = 256 * 1048576;
   // Cap on what one request decodes to in memory, all partitions together:
-  // decompressed bytes plus the record and header views made from them
+  // decompressed bytes plus the record and header views made from them and
+  // the upstream batch bytes they will be copied into
   // (ProduceConversionOptions::max_decoded_bytes). The wire size says little
   // about it: an empty record header is 2 bytes on the wire and 40 in memory.
   // The daemon sets it to producer.buffer_memory_bytes (a request is held,
@@ -77,7 +78,8 @@ struct FrontendConfig {
 
 // The floor of max_decoded_bytes_per_request, for small buffer budgets: a
 // 1 MiB request (the largest the Java producer and librdkafka send by default)
-// of the smallest RecordBatch v2 records (8 bytes) decodes to about 22 MiB.
+// of the smallest RecordBatch v2 records (8 bytes) decodes to about 22 MiB,
+// and its copy into upstream batches counts about 3 MiB more.
 inline constexpr std::size_t kMinDecodedBytesPerRequest = 32 * 1048576;
 
 // max_pending_requests_per_connection from producer.buffer_memory_bytes: one

@@ -120,6 +120,16 @@ EntryError over_budget(const DecodeBudget& decoded) {
           "records: decoded size over the per-request memory cap (" + std::to_string(decoded.cap()) + " bytes)", true};
 }
 
+// The upstream batch bytes the run's records will be copied into, at most,
+// taken from the request's decode budget now: the client's frame stays held beside that
+// batch until it is acknowledged.
+std::optional<EntryError> reserve_batch_copy(RecordRun& run, DecodeBudget& decoded) {
+  const std::size_t bytes = upstream_batch_bytes(run.records);
+  if (!decoded.take(bytes)) return over_budget(decoded);
+  run.batch_bytes_reserved = bytes;
+  return std::nullopt;
+}
+
 // The batch's records section, when an upstream batch can carry it byte for
 // byte: the proxy writes a header of its own (producer state, codec), so the
 // records must not depend on the client's: CreateTime with every timestamp
@@ -284,6 +294,7 @@ ProduceConversion convert_produce_request(
         } else if (!set.empty()) {
           error = convert_message_set(set, *storage, entry.run, budget, decoded, checks);
         }
+        if (!error) error = reserve_batch_copy(entry.run, decoded);
       }
       if (error) {
         out.over_decoded_bytes = out.over_decoded_bytes || error->over_decoded_bytes;
@@ -296,7 +307,8 @@ ProduceConversion convert_produce_request(
       // What the run holds in memory beside the client's frame (which the
       // front end charges once, whole, for as long as any run pins it): all
       // that was decoded for it (decompressed bytes, record and header
-      // views, the run's records).
+      // views, the run's records, the upstream batch bytes it will be copied
+      // into while the frame is still held).
       entry.run.size_bytes = decoded.used() - decoded_before;
       entry.run.storage = std::move(storage);
       out.records += entry.run.records.size();

@@ -28,8 +28,9 @@ struct ProduceConversionOptions {
   // All compressed sets of one request together may decompress to this much.
   std::size_t max_decompressed_bytes = 256 * 1048576;
   // Everything one request decodes to in memory, all partitions together:
-  // decompressed bytes, the record and header views, the runs' records
-  // (proxy/records/decode_budget.h). The entry that would cross it is refused
+  // decompressed bytes, the record and header views, the runs' records and
+  // the upstream batch bytes they will be copied into
+  // (RecordRun::batch_bytes_reserved; proxy/records/decode_budget.h). The entry that would cross it is refused
   // with MESSAGE_TOO_LARGE before the memory is taken; what a refused entry
   // had decoded by then stays charged.
   std::size_t max_decoded_bytes = 64 * 1048576;

@@ -20,10 +20,10 @@ std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done
           .count();
   for (auto& r : run.records) {
     if (r.timestamp_ms < 0) r.timestamp_ms = receive_time;
-    tracker->encoded_size_estimate += RecordBatchBuilder::record_size_upper_bound(
-        r.key ? std::optional<std::size_t>(r.key->size()) : std::nullopt,
-        r.value ? std::optional<std::size_t>(r.value->size()) : std::nullopt, r.headers);
   }
+  // The front end's runs come with it (counted ahead); others are sized here.
+  tracker->encoded_size_estimate =
+      run.batch_bytes_reserved != 0 ? run.batch_bytes_reserved : upstream_batch_bytes(run.records);
   tracker->run = std::move(run);
   tracker->done = std::move(done);
   tracker->charge = memory_.charge(MemoryUse::kDecodedRecords, tracker->run.size_bytes);
@@ -115,6 +115,8 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
     }
     if (!run->fully_batched()) break;
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
+    // The room it held for its copy is the batch's now (charged below).
+    run->charge.set(run->run.size_bytes - run->run.batch_bytes_reserved);
     queue.pop_front();
   }
   batch->record_count = builder.record_count();

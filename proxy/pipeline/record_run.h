@@ -14,6 +14,7 @@
 #include "proxy/base/bytes.h"
 #include "proxy/protocol/error_code.h"
 #include "proxy/records/record.h"
+#include "proxy/records/record_batch_builder.h"
 
 namespace pp {
 
@@ -46,7 +47,25 @@ struct RecordRun {
   // What this run costs against buffer_memory_bytes beside its storage's
   // client frame (charged by the front end).
   std::size_t size_bytes = 0;
+  // Of size_bytes: an upper bound of the upstream batch bytes its records
+  // will be copied into. Counted from decoding on, so the budget sees the
+  // copy before it is made (the frame stays pinned beside the batch until
+  // the acknowledgement); handed to the batch's own charge once the run is
+  // batched. 0: the pipeline estimates it and does not count it ahead.
+  std::size_t batch_bytes_reserved = 0;
 };
+
+// What `records` take in an upstream batch, at most: the accumulator sizes
+// its batches by it, and the front end counts a run's copy by it.
+inline std::size_t upstream_batch_bytes(std::span<const RunRecord> records) {
+  std::size_t bytes = 0;
+  for (const RunRecord& r : records) {
+    bytes += RecordBatchBuilder::record_size_upper_bound(
+        r.key ? std::optional<std::size_t>(r.key->size()) : std::nullopt,
+        r.value ? std::optional<std::size_t>(r.value->size()) : std::nullopt, r.headers);
+  }
+  return bytes;
+}
 
 struct RunResult {
   ErrorCode error = ErrorCode::kNone;

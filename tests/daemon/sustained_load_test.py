@@ -11,7 +11,7 @@ Produce v1, magic-0 MessageSets). Reads stop and resume mid-frame many
 times, with frames read during a stop waiting for admission beside frames
 admitted before it.
 
-It fails on a bug this test found:
+It fails on two bugs this test found:
 - The front end lost count of which ready frames were admitted (a frame
   finished after an unadmitted one was counted in its place), and the
   connection stopped reading for good with the budget empty: the client's
@@ -19,6 +19,10 @@ It fails on a bug this test found:
   REQUEST_TIMEOUT_MS (retries off), so a stall fails the test, and so does
   a duplicate (each record is delivered once, counted by the proxy), a lost
   record, or a charge left in the budget.
+- A request frame stays pinned beside the upstream batch its records are
+  copied into, but only the frame had been admitted: the budget's ledger
+  reached 6.4 MiB of 4. It must stay within ARCHITECTURE.md rule 5's bound
+  for a lone client, the budget plus one read.
 
 usage: sustained_load_test.py --proxy BINARY --cluster TEST_CLUSTER --client BENCH_RDKAFKA_PRODUCER
 """
@@ -43,6 +47,7 @@ REQUEST_TIMEOUT_MS = 10000
 CLIENT_DEADLINE_S = SECONDS + 60
 SETTLE_S = 15
 SAMPLE_S = 0.05
+READ_BYTES = 64 * 1024  # one socket read, taken before its frame is admitted
 
 
 def metrics_of(port):
@@ -125,6 +130,8 @@ class SustainedLoad(unittest.TestCase):
                 self.assert_budget_empties()
                 # Reads stop once a 1 MiB frame no longer fits: the budget was in play (else this tests nothing).
                 self.assertGreaterEqual(peak[0], BUDGET // 2, "the client filled the budget")
+                # ARCHITECTURE.md rule 5's bound for a lone client: the budget plus one read.
+                self.assertLessEqual(peak[0], BUDGET + READ_BYTES, "the budget held what it admitted, copies included")
 
 
 if __name__ == "__main__":

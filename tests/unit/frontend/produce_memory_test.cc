@@ -48,11 +48,17 @@ TEST(ProduceMemory, AnAcceptedRunIsChargedForItsHeaderViewsOnce) {
   EXPECT_EQ(p.run.records[0].headers.size(), 1000u);
   // The run's records point at the decoded headers; nothing is copied, and
   // the run costs the views, once (its client frame is charged whole by the
-  // front end, however many runs point into it).
+  // front end, however many runs point into it), and the upstream batch its
+  // record will be copied into, counted ahead.
   const std::size_t views =
       sizeof(RecordBatchView) + sizeof(RecordView) + 1000 * sizeof(RecordHeaderView) + sizeof(RunRecord);
-  EXPECT_EQ(p.run.size_bytes, views);
-  EXPECT_EQ(converted.decoded_bytes, views);
+  const RunRecord& r = p.run.records[0];
+  const std::size_t copy = RecordBatchBuilder::record_size_upper_bound(
+      r.key ? std::optional<std::size_t>(r.key->size()) : std::nullopt,
+      r.value ? std::optional<std::size_t>(r.value->size()) : std::nullopt, r.headers);
+  EXPECT_EQ(p.run.batch_bytes_reserved, copy);
+  EXPECT_EQ(p.run.size_bytes, views + copy);
+  EXPECT_EQ(converted.decoded_bytes, views + copy);
 }
 
 TEST(ProduceMemory, TheCapCoversEveryPartitionOfTheRequest) {

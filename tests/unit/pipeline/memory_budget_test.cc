@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "proxy/records/record_batch.h"
 #include "tests/unit/pipeline/pipeline_fixture.h"
 
 namespace pp::testing {
@@ -141,6 +142,37 @@ TEST_F(PipelineMemoryTest, BuiltBatchesCountTowardsTheBudgetThatPausesClients) {
   EXPECT_FALSE(producer->over_memory_budget());
   poll();  // built: the run and its batch both held now
   EXPECT_TRUE(producer->over_memory_budget()) << "run 3000 bytes + batch 3000+ bytes > 4096";
+}
+
+// The front end counts a run's future copy into its upstream batch from
+// decoding on (RecordRun::batch_bytes_reserved), since the client frame
+// stays pinned beside that batch: building the batch hands the room over,
+// so the budget sees the copy once, before and after it is made.
+TEST_F(PipelineMemoryTest, ARunsReservedCopyBecomesItsBatchsCharge) {
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  auto values = std::make_shared<std::vector<std::string>>(10, std::string(1000, 'x'));
+  RecordRun run = run_of(values);
+  const std::size_t views = run.size_bytes;
+  run.batch_bytes_reserved = 10 * (1000 + 40);  // an upper bound, as the front end computes it
+  run.size_bytes += run.batch_bytes_reserved;
+  bool done = false;
+  producer->submit("t", 0, std::move(run), [&](const RunResult&) { done = true; });
+  const MemoryBudget& budget = producer->memory_budget();
+  EXPECT_EQ(budget.used(MemoryUse::kDecodedRecords), views + 10 * 1040) << "the copy is counted ahead";
+  const std::size_t before = budget.used();
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  EXPECT_EQ(budget.used(MemoryUse::kDecodedRecords), views) << "the reserved room went to the batch";
+  EXPECT_GE(budget.used(MemoryUse::kUpstreamBatches), upstream.outstanding.front().batches[0].bytes.size());
+  EXPECT_LE(budget.used(), before + record_batch_layout::kHeaderSize) << "not counted twice";
+  {
+    auto sent = upstream.take();
+    ScriptedUpstream::answer(sent, [](const SentBatch&) { return ok(0); });
+  }
+  poll();
+  EXPECT_TRUE(done);
+  EXPECT_EQ(budget.used(), 0u);
 }
 
 }  // namespace
