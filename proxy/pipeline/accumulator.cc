@@ -63,7 +63,7 @@ std::uint32_t append_run(RecordBatchBuilder& builder, RunTracker& run, std::size
   if (builder.empty() && first == 0 && encoded &&
       record_batch_layout::kHeaderSize + encoded->bytes.size() <= batch_bytes) {
     builder.append_encoded(encoded->bytes, static_cast<std::int32_t>(records.size()), encoded->base_timestamp,
-                           encoded->max_timestamp);
+                           encoded->max_timestamp, encoded->crc);
     run.records_batched = static_cast<std::uint32_t>(records.size());
     return run.records_batched;
   }

@@ -34,6 +34,8 @@ struct EncodedRecords {
   ByteView bytes;
   std::int64_t base_timestamp = -1;
   std::int64_t max_timestamp = -1;
+  // CRC-32C of `bytes`, when the client's checked CRC gave it for free.
+  std::optional<std::uint32_t> crc;
 };
 
 struct RecordRun {

@@ -40,7 +40,7 @@ constexpr std::size_t kShort = 256;
 using Matrix = std::array<std::uint32_t, 32>;
 using ShiftTable = std::array<std::array<std::uint32_t, 256>, 4>;
 
-constexpr std::uint32_t apply(const Matrix& m, std::uint32_t v) {
+constexpr std::uint32_t apply_matrix(const Matrix& m, std::uint32_t v) {
   std::uint32_t out = 0;
   for (int i = 0; v != 0; ++i, v >>= 1) {
     if (v & 1) out ^= m[i];
@@ -50,7 +50,7 @@ constexpr std::uint32_t apply(const Matrix& m, std::uint32_t v) {
 
 constexpr Matrix compose(const Matrix& a, const Matrix& b) {  // a after b
   Matrix out{};
-  for (int i = 0; i < 32; ++i) out[i] = apply(a, b[i]);
+  for (int i = 0; i < 32; ++i) out[i] = apply_matrix(a, b[i]);
   return out;
 }
 
@@ -70,7 +70,7 @@ consteval ShiftTable make_shift_table(std::size_t zero_bytes) {
   }
   ShiftTable t{};
   for (std::size_t k = 0; k < 4; ++k) {
-    for (std::uint32_t b = 0; b < 256; ++b) t[k][b] = apply(result, b << (8 * k));
+    for (std::uint32_t b = 0; b < 256; ++b) t[k][b] = apply_matrix(result, b << (8 * k));
   }
   return t;
 }
@@ -138,6 +138,37 @@ bool detect_sse42() {
 
 #endif
 
+// Polynomials mod P in the reflected representation: bit 31 is x^0.
+constexpr std::uint32_t kXPower0 = 0x80000000u;
+
+constexpr std::uint32_t multiply_mod_p(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t product = 0;
+  for (int i = 0; i < 32; ++i) {
+    if (a & (kXPower0 >> i)) product ^= b;  // a has x^i: add b * x^i
+    b = (b & 1) ? (b >> 1) ^ kPoly : b >> 1;
+  }
+  return product;
+}
+
+// x^(2^k) mod P for k = 0..71: enough for x^(8n) with any 64-bit n.
+using PowerTable = std::array<std::uint32_t, 72>;
+consteval PowerTable make_power_table() {
+  PowerTable t{};
+  t[0] = kXPower0 >> 1;  // x^1
+  for (std::size_t k = 1; k < t.size(); ++k) t[k] = multiply_mod_p(t[k - 1], t[k - 1]);
+  return t;
+}
+constexpr PowerTable kXPowerOfTwo = make_power_table();
+
+// x^(8n) mod P: appending n zero bytes to a message multiplies its CRC by it.
+std::uint32_t x_power_of_bytes(std::size_t n) {
+  std::uint32_t power = kXPower0;
+  for (std::size_t k = 3; n != 0; n >>= 1, ++k) {
+    if (n & 1) power = multiply_mod_p(kXPowerOfTwo[k], power);
+  }
+  return power;
+}
+
 using RawFn = std::uint32_t (*)(std::uint32_t, const std::uint8_t*, std::size_t);
 
 std::uint32_t resolve_and_run(std::uint32_t crc, const std::uint8_t* p, std::size_t n);
@@ -161,6 +192,12 @@ std::uint32_t resolve_and_run(std::uint32_t crc, const std::uint8_t* p, std::siz
 
 std::uint32_t crc32c(ByteView data, std::uint32_t crc) {
   return ~g_impl.load(std::memory_order_relaxed)(~crc, data.data(), data.size());
+}
+
+std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t b_size) {
+  // The pre- and post-inversions of crc_a and crc_b cancel: what is left is
+  // crc_a carried over b_size zero bytes, plus crc_b.
+  return multiply_mod_p(x_power_of_bytes(b_size), crc_a) ^ crc_b;
 }
 
 std::uint32_t crc32c_portable(ByteView data, std::uint32_t crc) {

@@ -3,6 +3,7 @@
 // checksummed once, so this sits on the hot path of the whole proxy.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -14,6 +15,14 @@ namespace pp {
 // crc32c(b, crc32c(a)) == crc32c(a ++ b). Uses the SSE4.2 crc32 instruction when
 // the CPU has it (chosen once, on first use), the portable tables otherwise.
 std::uint32_t crc32c(ByteView data, std::uint32_t crc = 0);
+
+// CRC-32C of a ++ b from crc32c(a), crc32c(b) and b's length, without reading
+// either again: O(log |b|) multiplications in GF(2)[x] mod P (as zlib's
+// crc32_combine for its polynomial). XOR-ing out works the same way, so
+// crc32c_combine(crc32c(a), crc32c(a ++ b), |b|) == crc32c(b): a client
+// batch's checked CRC gives its records section's own CRC, which the batch
+// forwarding them upstream reuses instead of a second pass (issue 17).
+std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t b_size);
 
 // The portable slicing-by-8 implementation, always available. Exposed so tests
 // and benchmarks can compare it with the hardware path.

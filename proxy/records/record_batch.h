@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -120,6 +121,12 @@ class RecordBatchView {
                : ByteView(decompressed_);
   }
 
+  // CRC-32C of records_bytes() alone, taken out of the batch's CRC without
+  // reading the records again: known only for an uncompressed batch whose
+  // CRC was checked (issue 17: an upstream batch carrying the section as it
+  // is reuses it).
+  std::optional<std::uint32_t> records_crc() const;
+
   std::int64_t offset_of(const RecordView& r) const { return wrapping_add(header_.base_offset, r.offset_delta); }
   // A LogAppendTime batch's records all carry the batch's MaxTimestamp
   // (DefaultRecordBatch: the broker sets it once for the whole batch).
@@ -135,6 +142,7 @@ class RecordBatchView {
 
   RecordBatchHeader header_;
   ByteView wire_;
+  bool crc_checked_ = false;
   Bytes decompressed_;
   std::vector<RecordView> records_;
 };

@@ -133,19 +133,21 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
 }
 
 void RecordBatchBuilder::append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp,
-                                        std::int64_t max_timestamp) {
+                                        std::int64_t max_timestamp, std::optional<std::uint32_t> records_crc) {
   if (count_ != 0) invariant_failure("encoded records appended to a batch that has records");
   if (count <= 0) invariant_failure("encoded records without a record count");
   if (buffer_.size() + records.size() - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
     invariant_failure("batch over 2 GiB (the caller must stop at batch_bytes)");
   }
   buffer_.insert(buffer_.end(), records.begin(), records.end());
+  known_crc_ = records_crc;
+  known_crc_bytes_ = records.size();
   count_ = count;
   base_timestamp_ = base_timestamp;
   max_timestamp_ = max_timestamp;
 }
 
-void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size) const {
+void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size, bool records_as_appended) const {
   const auto put = [out](std::size_t at, auto v) { WireWriter::put_be(out + at, v); };
   put(layout::kBaseOffset, options_.base_offset);
   put(layout::kLength, static_cast<std::int32_t>(total_size - layout::kLogOverhead));
@@ -160,14 +162,22 @@ void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size)
   put(layout::kProducerEpoch, options_.producer_epoch);
   put(layout::kBaseSequence, options_.base_sequence);
   put(layout::kRecordsCount, count_);
-  const std::uint32_t crc = crc32c(ByteView(out + layout::kAttributes, total_size - layout::kAttributes));
+  // Attributes through RecordsCount, then the records: a CRC known for their
+  // first bytes is joined on, and only the bytes after them are read.
+  std::uint32_t crc = crc32c(ByteView(out + layout::kAttributes, layout::kRecords - layout::kAttributes));
+  std::size_t records_read_from = layout::kRecords;
+  if (records_as_appended && known_crc_ && known_crc_bytes_ >= kKnownCrcMinBytes) {
+    crc = crc32c_combine(crc, *known_crc_, known_crc_bytes_);
+    records_read_from += known_crc_bytes_;
+  }
+  crc = crc32c(ByteView(out + records_read_from, total_size - records_read_from), crc);
   put(layout::kCrc, crc);
 }
 
 Bytes RecordBatchBuilder::build() {
   Bytes out;
   if (options_.compression == CompressionCodec::kNone) {
-    write_header(buffer_.data(), buffer_.size());
+    write_header(buffer_.data(), buffer_.size(), true);
     out = std::move(buffer_);
     buffer_ = Bytes();  // a next batch reserves at its first append: one-shot builders never pay for it
   } else {
@@ -181,9 +191,11 @@ Bytes RecordBatchBuilder::build() {
     if (out.size() - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
       invariant_failure("compressed batch over 2 GiB");
     }
-    write_header(out.data(), out.size());
+    write_header(out.data(), out.size(), false);
   }
   buffer_.resize(layout::kHeaderSize);
+  known_crc_.reset();
+  known_crc_bytes_ = 0;
   count_ = 0;
   base_timestamp_ = -1;
   max_timestamp_ = -1;

@@ -200,6 +200,7 @@ Decoded<RecordBatchView> decode_record_batch(ByteView batch, const RecordBatchRe
   RecordBatchView view;
   view.header_ = *header;
   view.wire_ = batch;
+  view.crc_checked_ = options.verify_crc;
   const ByteView section = batch.subspan(layout::kRecords);
   if (*codec == CompressionCodec::kNone) {
     if (auto ok = read_records(section, layout::kRecords, header->records_count, "records", view.records_,
@@ -268,6 +269,15 @@ Decoded<RecordBatchSplit> split_record_batches(ByteView records) {
     (void)r.skip(static_cast<std::size_t>(length));
   }
   return split;
+}
+
+std::optional<std::uint32_t> RecordBatchView::records_crc() const {
+  if (!crc_checked_ || header_.compression().value_or(CompressionCodec::kNone) != CompressionCodec::kNone) {
+    return std::nullopt;
+  }
+  // The batch's CRC covers Attributes through the last record.
+  const ByteView before_records = wire_.subspan(layout::kAttributes, layout::kRecords - layout::kAttributes);
+  return crc32c_combine(crc32c(before_records), header_.crc, wire_.size() - layout::kRecords);
 }
 
 }  // namespace pp

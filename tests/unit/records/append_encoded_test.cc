@@ -2,6 +2,7 @@
 // (issue 17): same records, the proxy's header, a valid CRC, any codec.
 #include <gtest/gtest.h>
 
+#include "proxy/records/crc32c.h"
 #include "proxy/records/record_batch.h"
 #include "proxy/records/record_batch_builder.h"
 #include "tests/unit/records/test_util.h"
@@ -48,7 +49,7 @@ TEST_P(AppendEncoded, CarriesTheRecordsUnderTheProxysHeader) {
   o.base_sequence = 40;
   RecordBatchBuilder builder(o);
   builder.append_encoded(client->records_bytes(), static_cast<std::int32_t>(client->records().size()),
-                         client->header().base_timestamp, 1'700'000'000'090);
+                         client->header().base_timestamp, 1'700'000'000'090, client->records_crc());
   EXPECT_EQ(builder.record_count(), 3);
   EXPECT_EQ(builder.size_bytes(), record_batch_layout::kHeaderSize + client->records_bytes().size());
   const Bytes built = builder.build();
@@ -83,6 +84,57 @@ INSTANTIATE_TEST_SUITE_P(Codecs, AppendEncoded,
                                            std::pair{CompressionCodec::kGzip, CompressionCodec::kNone},
                                            std::pair{CompressionCodec::kNone, CompressionCodec::kLz4},
                                            std::pair{CompressionCodec::kZstd, CompressionCodec::kSnappy}));
+
+TEST(RecordsCrc, IsTheSectionsOwnWhenTheBatchCrcWasChecked) {
+  const Bytes plain = client_batch(CompressionCodec::kNone);
+  auto checked = decode_record_batch(plain);
+  ASSERT_TRUE(checked);
+  EXPECT_EQ(checked->records_crc(), crc32c(checked->records_bytes()));
+
+  RecordBatchReadOptions unchecked_options;
+  unchecked_options.verify_crc = false;
+  auto unchecked = decode_record_batch(plain, unchecked_options);
+  ASSERT_TRUE(unchecked);
+  EXPECT_EQ(unchecked->records_crc(), std::nullopt);  // nothing vouches for it
+
+  const Bytes gzip = client_batch(CompressionCodec::kGzip);
+  auto compressed = decode_record_batch(gzip);
+  ASSERT_TRUE(compressed);
+  EXPECT_EQ(compressed->records_crc(), std::nullopt);  // the CRC covers the compressed bytes
+}
+
+// The known CRC is what the built batch's CRC comes from (the records are not
+// read again), also when the proxy appends records of its own after them.
+// Sections from 4 KiB on: smaller ones are read again, which costs no more.
+TEST(RecordsCrc, BuildsTheSameBatchAsReadingTheRecords) {
+  RecordBatchBuilder client_builder;
+  const std::string value(1000, 'v');
+  for (int i = 0; i < 8; ++i) client_builder.append(1'700'000'000'000 + i, as_bytes("k"), as_bytes(value));
+  const Bytes wire = client_builder.build();
+  auto client = decode_record_batch(wire);
+  ASSERT_TRUE(client);
+  ASSERT_GE(client->records_bytes().size(), 4096u);
+  const auto build = [&](std::optional<std::uint32_t> crc) {
+    RecordBatchBuildOptions o;
+    o.producer_id = 5;
+    o.base_sequence = 9;
+    RecordBatchBuilder builder(o);
+    builder.append_encoded(client->records_bytes(), 8, client->header().base_timestamp, 1'700'000'000'007, crc);
+    builder.append(1'700'000'000'100, as_bytes("k3"), as_bytes("v3"));
+    return builder.build();
+  };
+  const Bytes read_again = build(std::nullopt);
+  const Bytes from_known = build(client->records_crc());
+  EXPECT_EQ(from_known, read_again);
+  auto decoded = decode_record_batch(from_known);
+  ASSERT_TRUE(decoded) << decoded.error().describe();
+  EXPECT_EQ(decoded->records().size(), 9u);
+
+  const Bytes from_wrong = build(*client->records_crc() ^ 1u);
+  auto refused = decode_record_batch(from_wrong);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, DecodeErrorKind::kBadChecksum);
+}
 
 TEST(AppendEncodedDeathTest, OnlyIntoAnEmptyBuilder) {
   const Bytes wire = client_batch(CompressionCodec::kNone);
