@@ -169,9 +169,9 @@ void ClientSession::schedule_processing() {
 
 // The frame, charged to the budget for as long as anything holds it: the
 // runs decoded from a Produce point into it until they complete.
-std::shared_ptr<const Bytes> ClientSession::charged(Bytes frame) {
+std::shared_ptr<const FrameBuffer> ClientSession::charged(FrameBuffer frame) {
   struct ChargedFrame {
-    Bytes bytes;
+    FrameBuffer bytes;
     MemoryCharge charge;
   };
   auto holder = std::make_shared<ChargedFrame>();

@@ -129,7 +129,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   void flush();
   void finish_close();
   bool finishing_admitted_frame() const;
-  std::shared_ptr<const Bytes> charged(Bytes frame);
+  std::shared_ptr<const FrameBuffer> charged(FrameBuffer frame);
   void charge_frames();
   bool admit_waiting_frame();
   bool may_start_frame(std::size_t announced) const;

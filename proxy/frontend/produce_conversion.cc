@@ -13,7 +13,7 @@ namespace {
 // Keeps alive everything a run's views point into: the client's frame (plain
 // records) and the decoded sets (their decompressed buffers).
 struct RunStorage {
-  std::shared_ptr<const Bytes> frame;
+  std::shared_ptr<const void> frame;
   std::vector<RecordBatchView> batches;
   std::optional<MessageSetView> message_set;
 };
@@ -142,7 +142,9 @@ std::optional<EncodedRecords> encoded_as_is(const RecordBatchView& batch) {
       h.last_offset_delta != static_cast<std::int32_t>(records.size()) - 1) {
     return std::nullopt;
   }
-  EncodedRecords out{batch.records_bytes(), h.base_timestamp, -1};
+  EncodedRecords out{batch.records_bytes(), h.base_timestamp, -1, std::nullopt};
+  // Worked out only where the builder will use it.
+  if (out.bytes.size() >= RecordBatchBuilder::kKnownCrcMinBytes) out.crc = batch.records_crc();
   for (std::size_t i = 0; i < records.size(); ++i) {
     const std::int64_t timestamp = batch.timestamp_of(records[i]);
     if (records[i].offset_delta != static_cast<std::int32_t>(i) || timestamp < 0) return std::nullopt;
@@ -263,8 +265,8 @@ bool is_legal_topic_name(std::string_view name) {
 
 ProduceConversion convert_produce_request(
     const ProduceRequest& request, std::int16_t version,
-    std::shared_ptr<const Bytes> frame,  // NOLINT(performance-unnecessary-value-param): a sink; the front end moves its
-                                         // frame in, nothing is copied
+    std::shared_ptr<const void> frame,  // NOLINT(performance-unnecessary-value-param): a sink; the front end moves its
+                                        // frame in, nothing is copied
     const ProduceConversionOptions& options) {
   ProduceConversion out;
   std::size_t budget = options.max_decompressed_bytes;

@@ -112,7 +112,7 @@ struct ProduceConversion {
 // proxy's own producer id replaces the client's upstream) and their identity
 // to `client_batch`.
 ProduceConversion convert_produce_request(const ProduceRequest& request, std::int16_t version,
-                                          std::shared_ptr<const Bytes> frame,
+                                          std::shared_ptr<const void> frame,
                                           const ProduceConversionOptions& options = {});
 
 // Kafka's topic name rule (Topic.validate): 1-249 of [a-zA-Z0-9._-], not "."

@@ -159,8 +159,8 @@ ProduceConversionOptions conversion_options(const FrontendContext& ctx, std::siz
 // Waits for twice the room it had (at least 1 MiB), up to the cap: a request
 // is decoded again a bounded number of times, and with the cap's room it is
 // never parked again.
-void park(ClientSession& session, const RequestHeader& header, std::shared_ptr<const Bytes> frame, std::size_t body_at,
-          const DecodeRoom& room) {
+void park(ClientSession& session, const RequestHeader& header, std::shared_ptr<const FrameBuffer> frame,
+          std::size_t body_at, const DecodeRoom& room) {
   constexpr std::size_t kMinRoomWanted = 1048576;
   const std::size_t cap = session.context().config.max_decoded_bytes_per_request;
   const std::size_t wanted = std::min(cap, std::max(2 * room.max_decoded_bytes, kMinRoomWanted));
@@ -178,7 +178,7 @@ void park(ClientSession& session, const RequestHeader& header, std::shared_ptr<c
 // invalid acks converts nothing (every entry is answered INVALID_REQUIRED_ACKS).
 // Nothing when the request closed the connection or was parked.
 std::optional<ProduceConversion> decode_and_convert(ClientSession& session, const RequestHeader& header,
-                                                    std::shared_ptr<const Bytes> frame, WireReader& body,
+                                                    std::shared_ptr<const FrameBuffer> frame, WireReader& body,
                                                     ProduceRequest& request) {
   FrontendContext& ctx = session.context();
   const std::int16_t version = header.api_version;
@@ -364,7 +364,7 @@ void submit_and_answer(ClientSession& session, const std::shared_ptr<PendingProd
 
 }  // namespace
 
-void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const Bytes> frame,
+void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const FrameBuffer> frame,
                     WireReader& body) {
   FrontendContext& ctx = session.context();
   const std::int16_t version = header.api_version;

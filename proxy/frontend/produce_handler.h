@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "proxy/base/bytes.h"
+#include "proxy/base/frame_buffer.h"
 #include "proxy/protocol/header.h"
 #include "proxy/protocol/wire_reader.h"
 
@@ -18,7 +19,7 @@ namespace pp {
 
 class ClientSession;
 
-void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const Bytes> frame,
+void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const FrameBuffer> frame,
                     WireReader& body);
 
 }  // namespace pp

@@ -7,11 +7,12 @@
 #include <memory>
 
 #include "proxy/base/bytes.h"
+#include "proxy/base/frame_buffer.h"
 
 namespace pp {
 
 class ClientSession;
 
-void dispatch_request(ClientSession& session, std::shared_ptr<const Bytes> frame);
+void dispatch_request(ClientSession& session, std::shared_ptr<const FrameBuffer> frame);
 
 }  // namespace pp

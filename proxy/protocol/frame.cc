@@ -20,8 +20,7 @@ Decoded<void> FrameReader::append(ByteView data) {
     const std::size_t into_tail = std::min(take, partial_->size() - partial_have_);
     std::copy_n(data.begin(), into_tail, partial_->begin() + static_cast<std::ptrdiff_t>(partial_have_));
     reserve_for(partial_have_ + take);
-    partial_->insert(partial_->end(), data.begin() + static_cast<std::ptrdiff_t>(into_tail),
-                     data.begin() + static_cast<std::ptrdiff_t>(take));
+    partial_->append(data.subspan(into_tail, take - into_tail));
     data = data.subspan(take);
     frame_bytes_added(take);
   }
@@ -33,10 +32,10 @@ std::span<std::uint8_t> FrameReader::writable_tail() {
   if (partial_->size() == partial_have_) {
     const std::size_t step = std::min(partial_need_ - partial_have_, kTailStepBytes);
     reserve_for(partial_have_ + step);
-    // Zeroed, as a vector must be: the price of a tail, far below the copy
-    // it saves, and paid one step at a time so a trickling peer touches
-    // little more than it sent.
-    partial_->resize(partial_have_ + step);
+    // Not zeroed (FrameBuffer): pages are touched only as the socket writes
+    // them, one step at a time, so a trickling peer makes us touch little
+    // more than it sent.
+    partial_->resize_uninitialized(partial_have_ + step);
   }
   return std::span<std::uint8_t>(*partial_).subspan(partial_have_);
 }
@@ -96,9 +95,9 @@ void FrameReader::frame_bytes_added(std::size_t n) {
   }
 }
 
-std::optional<Bytes> FrameReader::pop() {
+std::optional<FrameBuffer> FrameReader::pop() {
   if (ready_.empty()) return std::nullopt;
-  Bytes out = std::move(ready_.front());
+  FrameBuffer out = std::move(ready_.front());
   ready_.pop_front();
   buffered_ -= out.size();
   return out;

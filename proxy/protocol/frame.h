@@ -11,6 +11,7 @@
 #include <span>
 
 #include "proxy/base/bytes.h"
+#include "proxy/base/frame_buffer.h"
 #include "proxy/protocol/decode_error.h"
 #include "proxy/protocol/wire_reader.h"
 
@@ -35,7 +36,7 @@ class FrameReader {
   void commit(std::size_t n);
 
   // The next complete frame (without its size prefix), oldest first.
-  std::optional<Bytes> pop();
+  std::optional<FrameBuffer> pop();
 
   std::size_t ready_frames() const { return ready_.size(); }
   // Bytes held: complete frames plus the partial one.
@@ -57,8 +58,8 @@ class FrameReader {
   std::uint64_t frames_started() const { return frames_started_; }
   // Total bytes consumed from the stream so far (for error offsets).
   std::size_t stream_offset() const { return stream_offset_; }
-  // Bytes of the partial frame's buffer written so far, received or zeroed
-  // for a tail (for tests of what a trickling peer makes us touch).
+  // Bytes of the partial frame's buffer handed out so far, received or
+  // given to a socket as a tail (for tests of what a trickling peer makes us touch).
   std::size_t partial_touched() const { return partial_ ? partial_->size() : 0; }
 
   // The partial frame's buffer: the first reservation (most frames fit it
@@ -76,11 +77,11 @@ class FrameReader {
   std::array<std::uint8_t, 4> size_prefix_{};
   std::size_t prefix_have_ = 0;
   // Sized to what was handed out as a tail; the bytes past partial_have_
-  // are zeros a socket may overwrite, not yet the frame's.
-  std::optional<Bytes> partial_;
+  // are uninitialised room a socket may read into, not yet the frame's.
+  std::optional<FrameBuffer> partial_;
   std::size_t partial_have_ = 0;
   std::size_t partial_need_ = 0;
-  std::deque<Bytes> ready_;
+  std::deque<FrameBuffer> ready_;
   std::size_t buffered_ = 0;
   std::size_t stream_offset_ = 0;
   std::uint64_t frames_started_ = 0;

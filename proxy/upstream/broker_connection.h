@@ -175,7 +175,7 @@ class BrokerConnection {
   void enqueue(ApiKey key, std::int16_t version, WireFrame frame, std::unique_ptr<ResponseSink> sink);
   void write(Pending pending);
   void on_data(ByteView data);
-  bool handle_frame(const Bytes& frame);
+  bool handle_frame(ByteView frame);
   void check_timeouts();
   void arm_timeout_timer();
   void start_throttle(std::int32_t throttle_ms);

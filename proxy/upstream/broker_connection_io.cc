@@ -30,7 +30,7 @@ void BrokerConnection::on_data(ByteView data) {
   }
 }
 
-bool BrokerConnection::handle_frame(const Bytes& frame) {
+bool BrokerConnection::handle_frame(ByteView frame) {
   if (in_flight_.empty()) {
     close_session("a response of " + std::to_string(frame.size()) + " bytes arrived with no request outstanding",
                   Cause::kProtocolError);

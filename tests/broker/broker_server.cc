@@ -71,11 +71,11 @@ class BrokerServer::Session {
     }
   }
 
-  static bool is_produce(const Bytes& frame) {
+  static bool is_produce(ByteView frame) {
     return frame.size() >= 2 && frame[0] == 0 && frame[1] == static_cast<std::uint8_t>(ApiKey::kProduce);
   }
 
-  void on_request(const Bytes& frame) {
+  void on_request(ByteView frame) {
     FaultSettings& faults = cluster().faults();
     bool cut_after_append = false;
     if (is_produce(frame)) {
