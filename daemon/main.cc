@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "config/diff.h"
+#include "daemon/allocator_tuning.h"
 #include "daemon/cli.h"
 #include "daemon/logging.h"
 #include "daemon/proxy_runtime.h"
@@ -94,5 +95,15 @@ int main(int argc, char** argv) {
     return pp::kExitBadConfig;
   }
   spdlog::info("produce-proxy {} starting", PP_VERSION);
+  switch (pp::keep_freed_memory_for_reuse(static_cast<std::size_t>(settings->producer.buffer_memory_bytes))) {
+    case pp::AllocatorTuning::kApplied:
+      break;
+    case pp::AllocatorTuning::kRefused:
+      spdlog::warn("allocator: glibc refused to keep freed memory; frames and batches fault in fresh pages");
+      break;
+    case pp::AllocatorTuning::kOtherAllocator:
+      spdlog::debug("allocator: a sanitizer's allocator, left as it is");
+      break;
+  }
   return run(*cli, *settings);
 }
