@@ -18,9 +18,12 @@ void Deferred::post(std::function<void()> fn) {
     // Take the batch first: what these callbacks post runs next iteration.
     // The owner may be destroyed by a callback; its queue is then cleared by
     // detach() and the handle frees itself, so only the local batch is used.
-    std::vector<std::function<void()>> batch = std::exchange(st->queue, {});
+    // The state itself outlives this callback (freed in uv_close's).
+    std::vector<std::function<void()>> batch = std::exchange(st->queue, std::move(st->spare));
     uv_idle_stop(h);
     for (auto& fn : batch) fn();
+    batch.clear();
+    st->spare = std::move(batch);
   });
 }
 

@@ -52,9 +52,14 @@ WireFrame encode_request_wire_frame(const RequestHeader& header, const M& body) 
   return frame;
 }
 
+inline constexpr std::size_t kResponseFrameReserve = 256;
+
 template <Message M>
 Bytes encode_response_frame(std::int32_t correlation_id, std::int16_t version, const M& body) {
   Bytes out;
+  // Most responses fit (a Produce answer for a few partitions is about 100
+  // bytes); grown from empty, each cost four or five reallocations.
+  out.reserve(kResponseFrameReserve);
   WireWriter w(out);
   const std::size_t size_at = w.reserve_int32();
   encode_response_header(w, correlation_id, M::kApiKey, version);

@@ -3,6 +3,7 @@
 // AbstractLegacyRecordBatch.DeepRecordsIterator.
 #include "proxy/records/message_set.h"
 
+#include <algorithm>
 #include <string>
 
 #include "proxy/records/crc32.h"
@@ -77,10 +78,30 @@ Decoded<Message> parse_message(std::int64_t offset, ByteView message, std::size_
 // LegacyRecordView it becomes (a wrapper's inner messages are charged again).
 constexpr std::size_t kMessageMemory = sizeof(Message) + sizeof(LegacyRecordView);
 
+// How many whole entries `data` starts with, read off their size fields only
+// (each step skips at least an entry's minimum size, so it is linear):
+// `messages` is sized once instead of grown by doubling.
+std::size_t count_whole_entries(ByteView data) {
+  std::size_t count = 0;
+  std::size_t at = 0;
+  while (data.size() - at >= layout::kLogOverhead) {
+    std::uint32_t size = 0;
+    for (std::size_t i = layout::kMessageSize; i < layout::kLogOverhead; ++i) size = (size << 8) | data[at + i];
+    if (size < layout::kMessageOverheadV0 || size > data.size() - at - layout::kLogOverhead) break;
+    at += layout::kLogOverhead + size;
+    ++count;
+  }
+  return count;
+}
+
 // Splits `data` into messages. Returns the offset of a trailing partial entry
 // in `partial_at` instead of failing when `allow_partial`.
 Decoded<void> parse_entries(ByteView data, std::size_t base, bool allow_partial, std::vector<Message>& out,
                             std::optional<std::size_t>& partial_at, DecodeBudget* budget) {
+  // Never more than the budget would let through (they are charged below).
+  std::size_t expected = count_whole_entries(data);
+  if (budget) expected = std::min(expected, budget->left() / kMessageMemory);
+  out.reserve(out.size() + expected);
   WireReader r(data, base);
   while (!r.empty()) {
     const std::size_t at = r.offset();

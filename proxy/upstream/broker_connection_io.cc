@@ -37,12 +37,15 @@ bool BrokerConnection::handle_frame(ByteView frame) {
     return false;
   }
   Pending& oldest = in_flight_.front();
-  const std::string what = std::string(api_name(oldest.api_key)) + " v" + std::to_string(oldest.version) +
-                           " (correlation id " + std::to_string(oldest.correlation_id) + ")";
+  // Built only on the error paths: every response would format it.
+  const auto what = [&oldest] {
+    return std::string(api_name(oldest.api_key)) + " v" + std::to_string(oldest.version) + " (correlation id " +
+           std::to_string(oldest.correlation_id) + ")";
+  };
   WireReader r(frame);
   auto correlation_id = decode_response_header(r, oldest.api_key, oldest.version);
   if (!correlation_id) {
-    close_session("undecodable response header for " + what + ": " + correlation_id.error().describe(),
+    close_session("undecodable response header for " + what() + ": " + correlation_id.error().describe(),
                   Cause::kProtocolError);
     return false;
   }
@@ -50,13 +53,13 @@ bool BrokerConnection::handle_frame(ByteView frame) {
     // Kafka answers in order per connection: anything else means we no
     // longer know which request an answer belongs to.
     close_session("response correlation id " + std::to_string(*correlation_id) +
-                      " does not match the oldest outstanding request, " + what,
+                      " does not match the oldest outstanding request, " + what(),
                   Cause::kProtocolError);
     return false;
   }
   auto throttle_ms = oldest.sink->decode(r.rest(), oldest.version);
   if (!throttle_ms) {
-    close_session("undecodable " + what + " response: " + throttle_ms.error().describe(), Cause::kProtocolError);
+    close_session("undecodable " + what() + " response: " + throttle_ms.error().describe(), Cause::kProtocolError);
     return false;
   }
   Pending done = std::move(in_flight_.front());
