@@ -83,12 +83,11 @@ constexpr std::size_t kMessageMemory = sizeof(Message) + sizeof(LegacyRecordView
 // `messages` is sized once instead of grown by doubling.
 std::size_t count_whole_entries(ByteView data) {
   std::size_t count = 0;
-  std::size_t at = 0;
-  while (data.size() - at >= layout::kLogOverhead) {
-    std::uint32_t size = 0;
-    for (std::size_t i = layout::kMessageSize; i < layout::kLogOverhead; ++i) size = (size << 8) | data[at + i];
-    if (size < layout::kMessageOverheadV0 || size > data.size() - at - layout::kLogOverhead) break;
-    at += layout::kLogOverhead + size;
+  WireReader r(data);
+  while (r.remaining() >= layout::kLogOverhead) {
+    (void)r.skip(layout::kMessageSize);
+    const std::uint32_t size = *r.read_uint32();
+    if (size < layout::kMessageOverheadV0 || !r.skip(size)) break;
     ++count;
   }
   return count;
