@@ -74,8 +74,8 @@ bool ClientSession::can_process() const {
 }
 
 // A request parked for room to decode in goes on once that room is there, or
-// once nothing in the pipeline will free more (it then decodes under the
-// per-request cap alone, as it would have with no wait).
+// once nothing in the pipeline will free more (it then decodes into the room
+// plus the overdraft, or is refused for a retry: decode_room.h).
 bool ClientSession::parked_request_fits() const {
   return decode_room() >= parked_reservation_.bytes() || context_->sink.memory_budget().draining() == 0;
 }

@@ -55,6 +55,12 @@ struct FrontendConfig {
   // decoded, until delivered, so one request can never need more than the
   // whole buffer), but at least kMinDecodedBytesPerRequest.
   std::size_t max_decoded_bytes_per_request = 64 * 1048576;
+  // What a request may decode to beyond the budget's room while nothing in
+  // the pipeline would give memory back (docs/design/ARCHITECTURE.md rule 5,
+  // "Overdraft"): the budget's one excess that is not a share of it. The
+  // daemon keeps the default, kMinDecodedBytesPerRequest: a default-sized
+  // request always fits in it, even with no room at all.
+  std::size_t decode_overdraft_bytes = 32 * 1048576;
 
   // listener.message_timestamp_after_max_ms / _before_max_ms (-1: no
   // limit): CreateTime records further from the wall clock are answered

@@ -298,6 +298,12 @@ ProduceConversion convert_produce_request(
         }
         if (!error) error = reserve_batch_copy(entry.run, decoded);
       }
+      if (error && error->over_decoded_bytes && options.max_decoded_bytes_is_room) {
+        error->error = ErrorCode::kNotEnoughReplicas;
+        error->message = "decodes to more than the " + std::to_string(options.max_decoded_bytes) +
+                         " bytes of room (and overdraft) left in a memory budget full of requests not yet decoded;"
+                         " not appended, retry";
+      }
       if (error) {
         out.over_decoded_bytes = out.over_decoded_bytes || error->over_decoded_bytes;
         entry.error = error->error;

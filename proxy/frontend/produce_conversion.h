@@ -34,6 +34,11 @@ struct ProduceConversionOptions {
   // with MESSAGE_TOO_LARGE before the memory is taken; what a refused entry
   // had decoded by then stays charged.
   std::size_t max_decoded_bytes = 64 * 1048576;
+  // max_decoded_bytes is the memory budget's room, not the request's own cap
+  // (docs/design/ARCHITECTURE.md rule 5, "Overdraft"): the entry that crosses
+  // it is refused with NOT_ENOUGH_REPLICAS instead, retriable and not
+  // appended, because the same request fits once the budget has room.
+  bool max_decoded_bytes_is_room = false;
   // Kafka's message.timestamp.after.max.ms / before.max.ms, against now_ms
   // (the wall clock): a CreateTime record further ahead or behind is refused
   // with INVALID_TIMESTAMP, as the topic would refuse the upstream batch it
@@ -101,7 +106,9 @@ struct ProduceConversion {
 //   the halves (Sender.completeBatch), which is right for a request that is
 //   only too big, and gives up on a single record. CORRUPT_MESSAGE would be
 //   retried as it is, for ever; INVALID_RECORD says the record is malformed,
-//   and 3,000,000 empty headers are legal Kafka.
+//   and 3,000,000 empty headers are legal Kafka. With
+//   max_decoded_bytes_is_room, NOT_ENOUGH_REPLICAS for the max_decoded_bytes
+//   case: the client retries it as it is, as it should.
 // - a CreateTime record outside the timestamp limits: INVALID_TIMESTAMP
 //   (the broker's message, with the record's index).
 // - a record that cannot fit in max_record_batch_bytes, or in a batch of its

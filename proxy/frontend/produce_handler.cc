@@ -141,10 +141,11 @@ void charge_to_connection(ClientSession& session, RecordRun& run) {
   run.storage = std::move(held);
 }
 
-ProduceConversionOptions conversion_options(const FrontendContext& ctx, std::size_t max_decoded_bytes) {
+ProduceConversionOptions conversion_options(const FrontendContext& ctx, const DecodeRoom& room) {
   ProduceConversionOptions options;
   options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
-  options.max_decoded_bytes = max_decoded_bytes;
+  options.max_decoded_bytes = room.max_decoded_bytes;
+  options.max_decoded_bytes_is_room = room.is_room;
   options.now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
@@ -194,7 +195,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
   if (valid_acks(request.acks)) {
     const DecodeRoom room = decode_room(session);
     const std::size_t budget_room = ctx.sink.memory_budget().room();
-    converted = convert_produce_request(request, version, frame, conversion_options(ctx, room.max_decoded_bytes));
+    converted = convert_produce_request(request, version, frame, conversion_options(ctx, room));
     if (room.may_wait && converted.over_decoded_bytes) {
       park(session, header, std::move(frame), body_at, room);
       return std::nullopt;

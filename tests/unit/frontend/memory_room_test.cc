@@ -11,14 +11,7 @@
 namespace pp {
 namespace {
 
-// A Produce v7 frame of a few KiB whose one record carries `headers` empty
-// headers in a gzip batch: about 40 bytes of memory per header once decoded.
-Bytes inflating_produce(std::int32_t correlation_id, std::size_t headers, std::int32_t partition) {
-  const std::vector<RecordHeaderView> views(headers, RecordHeaderView{ByteView{}, ByteView{}});
-  return test::produce_frame(
-      7, correlation_id, 1,
-      {{"orders", partition, test::record_batch(CompressionCodec::kGzip, {{"k", "v", 1'700'000'000'000}}, {}, views)}});
-}
+using test::inflating_produce;
 
 class MemoryRoomTest : public test::FrontendFixture {
  protected:

@@ -89,6 +89,15 @@ inline Bytes produce_of_size(std::int32_t correlation_id, std::size_t bytes, std
   return produce_frame(2, correlation_id, 1, {{"orders", partition, legacy_set(1, CompressionCodec::kNone, records)}});
 }
 
+// A Produce v7 frame of a few KiB whose one record carries `headers` empty
+// headers in a gzip batch: about 40 bytes of memory per header once decoded.
+inline Bytes inflating_produce(std::int32_t correlation_id, std::size_t headers, std::int32_t partition) {
+  const std::vector<RecordHeaderView> views(headers, RecordHeaderView{ByteView{}, ByteView{}});
+  return produce_frame(
+      7, correlation_id, 1,
+      {{"orders", partition, record_batch(CompressionCodec::kGzip, {{"k", "v", 1'700'000'000'000}}, {}, views)}});
+}
+
 // A request decoded from its own frame, as the front end sees it.
 struct DecodedProduce {
   std::shared_ptr<const Bytes> frame;
