@@ -202,3 +202,19 @@ class TestCluster:
         except Exception:
             self.proc.kill()
             self.proc.wait(timeout=10)
+
+
+def run_tests(module, *required_options):
+    """A daemon test file's __main__: parses --proxy and `required_options`
+    (e.g. "--cluster") into module.ARGS, then runs its unittest cases with
+    the arguments left over."""
+    import argparse
+    import sys
+    import unittest
+    import warnings
+    warnings.simplefilter("ignore", ResourceWarning)
+    parser = argparse.ArgumentParser()
+    for option in ("--proxy",) + required_options:
+        parser.add_argument(option, required=True)
+    module.ARGS, rest = parser.parse_known_args()
+    unittest.main(module=module, argv=[sys.argv[0]] + rest)

@@ -18,7 +18,6 @@ is delivered.
 
 usage: decode_overdraft_test.py --proxy BINARY [unittest args]
 """
-import argparse
 import os
 import socket
 import struct
@@ -28,6 +27,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostile_wire as wire  # noqa: E402
+import daemon_support  # noqa: E402
 from daemon_support import (Proxy, free_port, http_request, is_asan_build, metric_value,  # noqa: E402
                             reset_peak_rss, status_kib)
 
@@ -114,9 +114,4 @@ class DecodeOverdraft(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    import warnings
-    warnings.simplefilter("ignore", ResourceWarning)
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--proxy", required=True)
-    ARGS, rest = parser.parse_known_args()
-    unittest.main(argv=[sys.argv[0]] + rest)
+    daemon_support.run_tests(sys.modules[__name__])

@@ -18,7 +18,6 @@ it, 189 MiB for three 60 MiB frames in the issue's measurement). Now:
 
 usage: memory_budget_test.py --proxy BINARY [unittest args]
 """
-import argparse
 import os
 import socket
 import struct
@@ -28,6 +27,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import daemon_support  # noqa: E402
 from daemon_support import (Proxy, free_port, http_request, is_asan_build, kcat_produce,  # noqa: E402
                             metric_value, reset_peak_rss, status_kib)
 
@@ -115,9 +115,4 @@ class MemoryBudget(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    import warnings
-    warnings.simplefilter("ignore", ResourceWarning)
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--proxy", required=True)
-    ARGS, rest = parser.parse_known_args()
-    unittest.main(argv=[sys.argv[0]] + rest)
+    daemon_support.run_tests(sys.modules[__name__])
