@@ -31,8 +31,14 @@ class DecodeOverdraftTest : public test::FrontendFixture {
     holder_ = connect();
     client_ = connect();
     const auto size = static_cast<std::uint32_t>(kHeldFrame);
-    const Bytes prefix{static_cast<std::uint8_t>(size >> 24), static_cast<std::uint8_t>(size >> 16),
-                       static_cast<std::uint8_t>(size >> 8), static_cast<std::uint8_t>(size), 0, 0, 0, 7};
+    const Bytes prefix{static_cast<std::uint8_t>(size >> 24),
+                       static_cast<std::uint8_t>(size >> 16),
+                       static_cast<std::uint8_t>(size >> 8),
+                       static_cast<std::uint8_t>(size),
+                       0,
+                       0,
+                       0,
+                       7};
     ASSERT_TRUE(holder_->write_raw(prefix));
     ASSERT_TRUE(test::run_until(&loop_, [&] { return sink_.buffered(MemoryUse::kRequestFrames) >= kHeldFrame; }))
         << "the partial frame is charged at its announced size";
