@@ -41,7 +41,9 @@ fi
 failed=()
 
 if [ "$run_format" -eq 1 ]; then
-  mapfile -t sources < <(git ls-files -- proxy daemon metrics config tests | grep -E '\.(cc|h)$')
+  # Untracked (not ignored) files too: a new file is checked before it is added.
+  mapfile -t sources < <(git ls-files --cached --others --exclude-standard -- proxy daemon metrics config tests |
+    grep -E '\.(cc|h)$')
   echo "lint: clang-format-16 --dry-run over ${#sources[@]} files"
   format_log=$(mktemp)
   if nice clang-format-16 --dry-run --Werror "${sources[@]}" >"$format_log" 2>&1; then
