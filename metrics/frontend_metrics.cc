@@ -30,6 +30,10 @@ void FrontendMetrics::on_request_parked() {
   metrics_.on_request_parked();
 }
 
+void FrontendMetrics::on_request_refused_for_memory() {
+  metrics_.on_request_refused_for_memory();
+}
+
 void FrontendMetrics::on_produce_done(std::int16_t acks, std::int64_t duration_ms) {
   metrics_.on_client_request_done(acks, std::chrono::milliseconds(duration_ms));
 }

@@ -81,6 +81,10 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
       requests_parked_total(counter(r, "requests_parked_total",
                                     "Produce requests that waited for room in the memory budget to decode in, "
                                     "instead of taking memory over it.")),
+      requests_refused_for_memory_total(
+          counter(r, "requests_refused_for_memory_total",
+                  "Produce requests with a partition answered NOT_ENOUGH_REPLICAS (retriable, not appended): it "
+                  "would decode past the memory budget's room plus the fixed overdraft while nothing drained.")),
       client_duplicates_total(
           counter(r, "client_duplicates_total",
                   "Idempotent clients' retries recognised by the front end and not sent upstream again, by "

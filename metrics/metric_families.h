@@ -44,6 +44,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& backpressure_active;
   prometheus::Family<prometheus::Counter>& client_share_pauses_total;
   prometheus::Family<prometheus::Counter>& requests_parked_total;
+  prometheus::Family<prometheus::Counter>& requests_refused_for_memory_total;
   prometheus::Family<prometheus::Counter>& client_duplicates_total;
   prometheus::Family<prometheus::Counter>& client_produce_requests_total;
   // inflight_batches is registered before partition_window on purpose: a

@@ -51,6 +51,7 @@ Metrics::Metrics(const MetricsConfig& config, std::string_view version)
       backpressure_(families_.backpressure_active.Add({})),
       share_pauses_(families_.client_share_pauses_total.Add({})),
       requests_parked_(families_.requests_parked_total.Add({})),
+      requests_refused_for_memory_(families_.requests_refused_for_memory_total.Add({})),
       duplicates_acked_(families_.client_duplicates_total.Add({{"outcome", "acked"}})),
       duplicates_in_flight_(families_.client_duplicates_total.Add({{"outcome", "in_flight"}})),
       requests_(families_.client_requests_total),
@@ -102,6 +103,10 @@ void Metrics::on_client_share_pause() {
 
 void Metrics::on_request_parked() {
   requests_parked_.Increment();
+}
+
+void Metrics::on_request_refused_for_memory() {
+  requests_refused_for_memory_.Increment();
 }
 
 void Metrics::on_client_duplicate(std::string_view outcome) {

@@ -79,6 +79,7 @@ class Metrics {
   void set_backpressure(bool active);
   void on_client_share_pause();
   void on_request_parked();
+  void on_request_refused_for_memory();
   // outcome: "acked" or "in_flight" (anything else is counted as "in_flight").
   void on_client_duplicate(std::string_view outcome);
   // At most kMaxClientSoftwareSeries (software, software_version) pairs get
@@ -121,6 +122,7 @@ class Metrics {
   prometheus::Gauge& backpressure_;
   prometheus::Counter& share_pauses_;
   prometheus::Counter& requests_parked_;
+  prometheus::Counter& requests_refused_for_memory_;
   prometheus::Counter& duplicates_acked_;
   prometheus::Counter& duplicates_in_flight_;
   std::set<std::pair<std::string, std::string>> client_software_;  // named so far

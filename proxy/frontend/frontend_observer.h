@@ -28,6 +28,9 @@ class FrontendObserver {
   virtual void on_share_pause() {}
   // A Produce request waited for room in the memory budget to decode in.
   virtual void on_request_parked() {}
+  // A Produce request had a partition answered NOT_ENOUGH_REPLICAS: it would
+  // decode past the budget's room plus the overdraft while nothing drained.
+  virtual void on_request_refused_for_memory() {}
   // A Produce request from receipt to its response queued on the socket
   // (acks 1/-1), or to its records' submission (acks 0).
   virtual void on_produce_done(std::int16_t /*acks*/, std::int64_t /*duration_ms*/) {}
@@ -59,6 +62,7 @@ struct FrontendCounters {
   // budget while another connection wanted memory.
   std::uint64_t share_pauses_total = 0;
   std::uint64_t requests_parked_total = 0;
+  std::uint64_t requests_refused_for_memory_total = 0;
   std::uint64_t client_duplicates_acked_total = 0;
   std::uint64_t client_duplicates_in_flight_total = 0;
   std::uint64_t client_sequence_errors_total = 0;  // OUT_OF_ORDER / INVALID_PRODUCER_EPOCH answered

@@ -200,6 +200,10 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
       park(session, header, std::move(frame), body_at, room);
       return std::nullopt;
     }
+    if (room.is_room && converted.over_decoded_bytes) {
+      ++ctx.counters.requests_refused_for_memory_total;
+      ctx.observer.on_request_refused_for_memory();
+    }
     // Decoded in the fair-share headroom: counted there at once.
     if (converted.decoded_bytes > budget_room && ctx.headroom_taken) ctx.headroom_taken(converted.decoded_bytes);
   }

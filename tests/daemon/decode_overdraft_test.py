@@ -12,7 +12,7 @@ budget), so a legal request. The code before decoded it under the cap alone:
 the budget then held 60 + 56 MiB, an excess that grows with the budget. Now
 the request may decode into the room plus 32 MiB, and the entry that needs
 more is answered NOT_ENOUGH_REPLICAS (retriable, not appended) with a log
-line saying why. The release build's peak VmRSS growth stays under
+line saying why, and counted in requests_refused_for_memory_total. The release build's peak VmRSS growth stays under
 RSS_BOUND_MIB (it was +66.8 MiB). Once the holders are gone, the same request is sent again and
 is delivered.
 
@@ -91,6 +91,8 @@ class DecodeOverdraft(unittest.TestCase):
             self.assertEqual(error, NOT_ENOUGH_REPLICAS,
                              "decoded under the per-request cap alone, it takes the budget past the overdraft")
             self.assertIn("memory budget full of requests not yet decoded; not appended, retry", proxy.text())
+            _, body = http_request(metrics, "/metrics")
+            self.assertEqual(metric_value(body, "produce_proxy_requests_refused_for_memory_total"), 1)
             if not is_asan_build(ARGS.proxy):
                 self.assertLess(rss_growth_kib, RSS_BOUND_MIB * 1024, "peak VmRSS growth, KiB: " + summary)
 

@@ -64,6 +64,7 @@ TEST_F(DecodeOverdraftTest, ARequestWithinTheRoomAndTheOverdraftIsDecodedAtOnce)
   ASSERT_TRUE(client_->write_raw(test::inflating_produce(7, 4000, 1)));
   ASSERT_TRUE(wait_for_submissions(1));
   EXPECT_EQ(frontend_->counters().requests_parked_total, 0u) << "nothing drains: there is nothing to wait for";
+  EXPECT_EQ(frontend_->counters().requests_refused_for_memory_total, 0u);
   EXPECT_GT(sink_.buffered(), kBudget) << "the overdraft was used";
   EXPECT_LE(sink_.buffered(), kBudget + kOverdraft);
   sink_.complete(0, 0);
@@ -79,6 +80,7 @@ TEST_F(DecodeOverdraftTest, ARequestOverTheRoomAndTheOverdraftIsRefusedForARetry
       << "decoded under the cap alone, the request takes the budget past its overdraft";
   EXPECT_TRUE(sink_.submissions.empty());
   EXPECT_EQ(frontend_->counters().requests_parked_total, 0u);
+  EXPECT_EQ(frontend_->counters().requests_refused_for_memory_total, 1u);
   EXPECT_EQ(sink_.buffered(), kHeldFrame) << "what the refused request decoded is given back";
 
   holder_->close();

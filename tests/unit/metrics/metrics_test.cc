@@ -73,6 +73,7 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"backpressure_active", T::Gauge, {}},
       {"client_share_pauses_total", T::Counter, {}},
       {"requests_parked_total", T::Counter, {}},
+      {"requests_refused_for_memory_total", T::Counter, {}},
       {"client_duplicates_total", T::Counter, {"outcome"}},
       {"client_produce_requests_total", T::Counter, {"magic", "software", "software_version", "version"}},
       {"inflight_batches", T::Gauge, {"partition", "topic"}},
@@ -135,7 +136,7 @@ TEST(Metrics, UnlabelledSeriesShowZeroBeforeAnything) {
   for (const char* name :
        {"client_connections", "records_received_total", "received_bytes_total", "records_delivered_total",
         "buffered_bytes", "backpressure_active", "client_share_pauses_total", "requests_parked_total",
-        "duplicate_sequence_total", "leader_changes_total"}) {
+        "requests_refused_for_memory_total", "duplicate_sequence_total", "leader_changes_total"}) {
     EXPECT_EQ(value_of(*m.registry(), n(name)), 0) << name;
   }
   for (const char* acks : {"0", "1", "all"}) {
