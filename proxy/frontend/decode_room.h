@@ -19,18 +19,21 @@ namespace pp {
 struct DecodeRoom {
   std::size_t max_decoded_bytes = 0;
   bool may_wait = false;  // a request over max_decoded_bytes parks instead of being refused
-  bool is_room = false;   // max_decoded_bytes is the budget's room (and overdraft), not the request's cap
+  std::size_t cap = 0;    // the per-request cap
+  // The limit is the budget's room (and overdraft), not the request's cap: a
+  // request over it may fit later.
+  bool by_room() const { return max_decoded_bytes < cap; }
 };
 
 inline DecodeRoom decode_room(ClientSession& session) {
   const FrontendContext& ctx = session.context();
   const std::size_t cap = ctx.config.max_decoded_bytes_per_request;
   const std::size_t room = session.decode_room();
-  if (room >= cap) return {cap, false, false};
-  if (ctx.sink.memory_budget().draining() > 0) return {room, true, true};
+  if (room >= cap) return {cap, false, cap};
+  if (ctx.sink.memory_budget().draining() > 0) return {room, true, cap};
   const std::size_t overdraft = ctx.config.decode_overdraft_bytes;
-  if (overdraft >= cap - room) return {cap, false, false};
-  return {room + overdraft, false, true};
+  if (overdraft >= cap - room) return {cap, false, cap};
+  return {room + overdraft, false, cap};
 }
 
 }  // namespace pp

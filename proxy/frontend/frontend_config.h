@@ -13,6 +13,12 @@
 
 namespace pp {
 
+// The floor of max_decoded_bytes_per_request, for small buffer budgets: a
+// 1 MiB request (the largest the Java producer and librdkafka send by default)
+// of the smallest RecordBatch v2 records (8 bytes) decodes to about 22 MiB,
+// and its copy into upstream batches counts about 3 MiB more.
+inline constexpr std::size_t kMinDecodedBytesPerRequest = 32 * 1048576;
+
 struct FrontendConfig {
   // listener.address: where legacy clients connect (loopback by default).
   net::HostPort listen_address{"127.0.0.1", 9092};
@@ -58,9 +64,9 @@ struct FrontendConfig {
   // What a request may decode to beyond the budget's room while nothing in
   // the pipeline would give memory back (docs/design/ARCHITECTURE.md rule 5,
   // "Overdraft"): the budget's one excess that is not a share of it. The
-  // daemon keeps the default, kMinDecodedBytesPerRequest: a default-sized
-  // request always fits in it, even with no room at all.
-  std::size_t decode_overdraft_bytes = 32 * 1048576;
+  // daemon keeps this default: a default-sized request always fits in it,
+  // even with no room at all.
+  std::size_t decode_overdraft_bytes = kMinDecodedBytesPerRequest;
 
   // listener.message_timestamp_after_max_ms / _before_max_ms (-1: no
   // limit): CreateTime records further from the wall clock are answered
@@ -81,12 +87,6 @@ struct FrontendConfig {
   // before a restart are unlikely to be handed out again after it.
   ClientProducersConfig client_producers{10000, 86400000, 5, -1};
 };
-
-// The floor of max_decoded_bytes_per_request, for small buffer budgets: a
-// 1 MiB request (the largest the Java producer and librdkafka send by default)
-// of the smallest RecordBatch v2 records (8 bytes) decodes to about 22 MiB,
-// and its copy into upstream batches counts about 3 MiB more.
-inline constexpr std::size_t kMinDecodedBytesPerRequest = 32 * 1048576;
 
 // max_pending_requests_per_connection from producer.buffer_memory_bytes: one
 // pending request per 64 KiB of budget (1024 at the default 64 MiB), at least

@@ -145,7 +145,7 @@ ProduceConversionOptions conversion_options(const FrontendContext& ctx, const De
   ProduceConversionOptions options;
   options.max_decompressed_bytes = ctx.config.max_decompressed_bytes_per_request;
   options.max_decoded_bytes = room.max_decoded_bytes;
-  options.max_decoded_bytes_is_room = room.is_room;
+  options.max_decoded_bytes_is_room = room.by_room();
   options.now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
@@ -200,7 +200,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
       park(session, header, std::move(frame), body_at, room);
       return std::nullopt;
     }
-    if (room.is_room && converted.over_decoded_bytes) {
+    if (room.by_room() && converted.over_decoded_bytes) {
       ++ctx.counters.requests_refused_for_memory_total;
       ctx.observer.on_request_refused_for_memory();
     }
