@@ -17,7 +17,6 @@ headroom and RSS_SLACK_MIB.
 
 usage: fair_share_test.py --proxy BINARY --cluster TEST_CLUSTER [unittest args]
 """
-import argparse
 import os
 import statistics
 import sys
@@ -26,6 +25,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import daemon_support  # noqa: E402
 from daemon_support import (Proxy, TestCluster, free_port, http_request, is_asan_build,  # noqa: E402
                             metric_value, reset_peak_rss, status_kib)
 
@@ -154,10 +154,4 @@ class FairShare(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    import warnings
-    warnings.simplefilter("ignore", ResourceWarning)
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--proxy", required=True)
-    parser.add_argument("--cluster", required=True)
-    ARGS, rest = parser.parse_known_args()
-    unittest.main(argv=[sys.argv[0]] + rest)
+    daemon_support.run_tests(sys.modules[__name__], "--cluster")
