@@ -51,19 +51,26 @@ bool Accumulator::linger_done(const PartitionState& p, std::int64_t now) const {
 
 namespace {
 
+// Whether `run` would start a batch of `batch_bytes` as the client encoded
+// it: a client's v2 records go as they are, which costs a fraction of
+// re-encoding every record (issue 17). Behind other records their offset
+// deltas and timestamps would be wrong, so only at a batch's start.
+bool goes_as_encoded(const RunTracker& run, std::size_t batch_bytes) {
+  const auto& encoded = run.run.encoded;
+  return run.records_batched == 0 && encoded && record_batch_layout::kHeaderSize + encoded->bytes.size() <= batch_bytes;
+}
+
 // Appends what of `run` fits in `builder` within `batch_bytes`, from its
 // first record not yet batched; returns how many records that was.
 std::uint32_t append_run(RecordBatchBuilder& builder, RunTracker& run, std::size_t batch_bytes) {
   const auto& records = run.run.records;
   const std::uint32_t first = run.records_batched;
-  // A client's v2 records that start a batch go as they are: copying the
-  // section costs a fraction of re-encoding every record (issue 17). Behind
-  // other records their offset deltas and timestamps would be wrong.
-  const auto& encoded = run.run.encoded;
-  if (builder.empty() && first == 0 && encoded &&
-      record_batch_layout::kHeaderSize + encoded->bytes.size() <= batch_bytes) {
+  if (builder.empty() && goes_as_encoded(run, batch_bytes)) {
+    // Not even copied: the batch borrows the section from the client's
+    // frame, which the run's storage keeps alive, as the batch does now.
+    const auto& encoded = run.run.encoded;
     builder.append_encoded(encoded->bytes, static_cast<std::int32_t>(records.size()), encoded->base_timestamp,
-                           encoded->max_timestamp, encoded->crc);
+                           encoded->max_timestamp, encoded->crc, run.run.storage);
     run.records_batched = static_cast<std::uint32_t>(records.size());
     return run.records_batched;
   }
@@ -93,13 +100,17 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   // batch keeps its buffer until acknowledged, and a 1 MiB buffer per small
   // batch held more than twice the budget under a stalled upstream.
   const std::size_t batch_bytes = batch_bytes_for(p);
-  RecordBatchBuilder builder(options,
-                             std::min(batch_bytes, record_batch_layout::kHeaderSize + p.queued_estimate_bytes()));
+  auto& queue = p.queued_runs();
+  std::size_t own_bytes = record_batch_layout::kHeaderSize + p.queued_estimate_bytes();
+  if (!queue.empty() && config_.compression == CompressionCodec::kNone &&
+      goes_as_encoded(*queue.front(), batch_bytes)) {
+    own_bytes -= std::min(queue.front()->encoded_size_estimate, own_bytes - record_batch_layout::kHeaderSize);
+  }
+  RecordBatchBuilder builder(options, std::min(batch_bytes, own_bytes));
 
   auto batch = std::make_shared<ProducerBatch>();
   batch->tp = p.tp();
   batch->created_ms = now;
-  auto& queue = p.queued_runs();
   while (!queue.empty()) {
     const auto& run = queue.front();
     const bool whole_run = run->records_batched == 0;
@@ -120,10 +131,11 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
     queue.pop_front();
   }
   batch->record_count = builder.record_count();
-  batch->bytes = builder.build();
+  batch->bytes = builder.build_frame();
   // Held until the batch is acknowledged or fails: a stalled upstream keeps
-  // every built batch alive beside the runs it carries.
-  batch->charge = memory_.charge(MemoryUse::kUpstreamBatches, batch->bytes.capacity());
+  // every built batch alive beside the runs it carries. A borrowed section
+  // is not charged again: its run's frame is.
+  batch->charge = memory_.charge(MemoryUse::kUpstreamBatches, batch->bytes.own.capacity());
   p.assign(batch);
   spdlog::trace("{}: new batch seq {}..{} ({} records, {} bytes, ordinal {})", p.tp().to_string(), batch->base_sequence,
                 batch->last_sequence(), batch->record_count, batch->bytes.size(), batch->ordinal);

@@ -250,7 +250,7 @@ void IdempotentProducer::apply_bump(const ProducerIdAndEpoch& next) {
     p.renumber(next);
     std::int64_t ambiguous = 0;
     for (const auto& b : p.unacked()) {
-      patch_producer_state(std::span<std::uint8_t>(b->bytes), next.id.value, next.epoch.value, b->base_sequence);
+      patch_producer_state(b->bytes, next.id.value, next.epoch.value, b->base_sequence);
       b->state = BatchState::kAwaitingRetry;
       b->retry_at_ms = 0;
       ambiguous += b->ever_ambiguous ? 1 : 0;

@@ -10,6 +10,7 @@
 
 #include "proxy/base/bytes.h"
 #include "proxy/base/memory_budget.h"
+#include "proxy/base/wire_frame.h"
 #include "proxy/pipeline/record_run.h"
 #include "proxy/pipeline/topic_partition.h"
 #include "proxy/protocol/types.h"
@@ -48,8 +49,11 @@ enum class BatchState : std::uint8_t {
 struct ProducerBatch {
   TopicPartition tp;
   std::vector<BatchPiece> pieces;
-  Bytes bytes;
-  MemoryCharge charge;  // `bytes`, until the batch is gone
+  // The header and whatever records were written here are its own bytes; a
+  // client's v2 section it forwards is borrowed from that client's frame and
+  // kept alive by it (issue 17: no copy of it is made).
+  WireFrame bytes;
+  MemoryCharge charge;  // `bytes.own`, until the batch is gone
   std::int32_t record_count = 0;
   std::int64_t created_ms = 0;  // its oldest run's arrival: delivery timeout counts from here
 

@@ -239,8 +239,8 @@ BatchPtr IdempotentProducer::rebuild(const ProducerBatch& from, const std::vecto
     batch->pieces.push_back(piece);
   }
   batch->record_count = builder.record_count();
-  batch->bytes = builder.build();
-  batch->charge = memory_.charge(MemoryUse::kUpstreamBatches, batch->bytes.capacity());
+  batch->bytes = builder.build_frame();
+  batch->charge = memory_.charge(MemoryUse::kUpstreamBatches, batch->bytes.own.capacity());
   return batch;
 }
 

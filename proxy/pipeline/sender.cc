@@ -108,7 +108,9 @@ OutgoingProduce Sender::assemble(std::int32_t node, std::vector<BatchPtr> batche
     // 17) and keeps the batch alive until they are written. They are not
     // changed meanwhile: a batch is patched or rebuilt only once it is out of
     // flight, after its answer (all written) or its connection's close.
-    RecordsView records{ByteView(b->bytes), std::shared_ptr<const void>(b, &b->bytes)};
+    RecordsView records;
+    records.pieces = &b->bytes;
+    records.owner = std::shared_ptr<const void>(b, &b->bytes);
     it->partition_data.push_back(ProducePartitionData{b->tp.partition, std::move(records), {}});
     mark_sent(*partitions.at(b->tp), *b, node);
   }

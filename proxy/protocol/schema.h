@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "proxy/base/bytes.h"
+#include "proxy/base/wire_frame.h"
 #include "proxy/protocol/types.h"
 #include "proxy/protocol/wire_reader.h"
 #include "proxy/protocol/wire_writer.h"
@@ -58,13 +59,27 @@ using RawTaggedFields = std::vector<RawTaggedField>;
 // what can be megabytes); the frame must outlive it. Encoding copies it,
 // unless it has an `owner` and the writer builds a WireFrame: then the
 // frame borrows the bytes and keeps `owner` until they are written.
+// To encode a payload in several pieces (an upstream batch that borrows a
+// client's records), `pieces` is set instead of `data`, and `owner` keeps
+// it alive; decoding never sets it.
 struct RecordsView {
   std::optional<ByteView> data;
   std::shared_ptr<const void> owner;
+  const WireFrame* pieces = nullptr;
+
+  bool present() const { return pieces != nullptr || data.has_value(); }
+  std::size_t size() const { return pieces != nullptr ? pieces->size() : (data ? data->size() : 0); }
+  // The bytes as one buffer (tests and fakes that read what was sent).
+  Bytes flatten() const {
+    if (pieces != nullptr) return pieces->flatten();
+    const ByteView bytes = data.value_or(ByteView{});
+    return Bytes(bytes.begin(), bytes.end());
+  }
 
   bool operator==(const RecordsView& o) const {
-    if (data.has_value() != o.data.has_value()) return false;
-    return !data || bytes_equal(*data, *o.data);
+    if (present() != o.present()) return false;
+    if (pieces == nullptr && o.pieces == nullptr) return !data || bytes_equal(*data, *o.data);
+    return flatten() == o.flatten();
   }
 };
 

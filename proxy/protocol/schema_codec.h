@@ -46,7 +46,10 @@ void encode_value(WireWriter& w, const T& v, bool nullable, SchemaContext c) {
       encode_value(w, Inner{}, false, c);  // not nullable in this version: empty
     }
   } else if constexpr (std::is_same_v<T, RecordsView>) {
-    if (v.data) {
+    if (v.pieces != nullptr) {
+      w.length(v.pieces->size(), c.flexible, true);
+      v.pieces->for_each_piece([&](ByteView piece) { w.payload(piece, v.owner); });
+    } else if (v.data) {
       w.length(v.data->size(), c.flexible, true);
       w.payload(*v.data, v.owner);
     } else if (nullable) {

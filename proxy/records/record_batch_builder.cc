@@ -83,7 +83,7 @@ std::size_t RecordBatchBuilder::size_bytes_with(std::int64_t timestamp, std::opt
                                                 std::span<const RecordHeaderView> headers) const {
   const std::int64_t delta = count_ == 0 ? 0 : wrapping_sub(timestamp, base_timestamp_);
   const std::size_t body = record_body_size(delta, count_, key, value, headers);
-  return buffer_.size() + varint_size(static_cast<std::int32_t>(body)) + body;
+  return size_bytes() + varint_size(static_cast<std::int32_t>(body)) + body;
 }
 
 std::size_t RecordBatchBuilder::record_size_upper_bound(std::optional<std::size_t> key_size,
@@ -103,7 +103,7 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
   const std::int64_t timestamp_delta = wrapping_sub(timestamp, base_timestamp_);
   const std::size_t body = record_body_size(timestamp_delta, count_, key, value, headers);
   if (body > static_cast<std::size_t>(INT32_MAX) ||
-      buffer_.size() + body + 5 - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
+      size_bytes() + body + 5 - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
     invariant_failure("batch over 2 GiB (the caller must stop at batch_bytes)");
   }
   const std::size_t record_size = varint_size(static_cast<std::int32_t>(body)) + body;
@@ -133,13 +133,19 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
 }
 
 void RecordBatchBuilder::append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp,
-                                        std::int64_t max_timestamp, std::optional<std::uint32_t> records_crc) {
+                                        std::int64_t max_timestamp, std::optional<std::uint32_t> records_crc,
+                                        std::shared_ptr<const void> owner) {
   if (count_ != 0) invariant_failure("encoded records appended to a batch that has records");
   if (count <= 0) invariant_failure("encoded records without a record count");
   if (buffer_.size() + records.size() - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
     invariant_failure("batch over 2 GiB (the caller must stop at batch_bytes)");
   }
-  buffer_.insert(buffer_.end(), records.begin(), records.end());
+  if (owner && options_.compression == CompressionCodec::kNone) {
+    borrowed_ = records;
+    borrowed_owner_ = std::move(owner);
+  } else {
+    buffer_.insert(buffer_.end(), records.begin(), records.end());
+  }
   known_crc_ = records_crc;
   known_crc_bytes_ = records.size();
   count_ = count;
@@ -163,18 +169,45 @@ void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size,
   put(layout::kBaseSequence, options_.base_sequence);
   put(layout::kRecordsCount, count_);
   // Attributes through RecordsCount, then the records: a CRC known for their
-  // first bytes is joined on, and only the bytes after them are read.
+  // first bytes (the encoded section, copied or borrowed) is joined on, and
+  // only the bytes after them are read.
   std::uint32_t crc = crc32c(ByteView(out + layout::kAttributes, layout::kRecords - layout::kAttributes));
-  std::size_t records_read_from = layout::kRecords;
-  if (records_as_appended && known_crc_ && known_crc_bytes_ >= kKnownCrcMinBytes) {
-    crc = crc32c_combine(crc, *known_crc_, known_crc_bytes_);
-    records_read_from += known_crc_bytes_;
+  const std::size_t own_size = total_size - borrowed_.size();
+  ByteView section = borrowed_;
+  if (section.empty() && records_as_appended && known_crc_)
+    section = ByteView(out + layout::kRecords, known_crc_bytes_);
+  if (records_as_appended && known_crc_ && section.size() >= kKnownCrcMinBytes) {
+    crc = crc32c_combine(crc, *known_crc_, section.size());
+  } else {
+    crc = crc32c(section, crc);
   }
-  crc = crc32c(ByteView(out + records_read_from, total_size - records_read_from), crc);
+  const std::size_t rest_from = layout::kRecords + (borrowed_.empty() ? section.size() : 0);
+  crc = crc32c(ByteView(out + rest_from, own_size - rest_from), crc);
   put(layout::kCrc, crc);
 }
 
+WireFrame RecordBatchBuilder::build_frame() {
+  WireFrame out;
+  if (options_.compression == CompressionCodec::kNone) {
+    write_header(buffer_.data(), size_bytes(), true);
+    out.own = std::move(buffer_);
+    buffer_ = Bytes();  // a next batch reserves at its first append: one-shot builders never pay for it
+    if (!borrowed_.empty()) {
+      out.borrowed.push_back(WireFrame::Borrowed{layout::kHeaderSize, borrowed_, std::move(borrowed_owner_)});
+    }
+  } else {
+    out.own = build();
+    return out;
+  }
+  reset();
+  return out;
+}
+
 Bytes RecordBatchBuilder::build() {
+  if (!borrowed_.empty()) {
+    WireFrame pieces = build_frame();
+    return pieces.flatten();
+  }
   Bytes out;
   if (options_.compression == CompressionCodec::kNone) {
     write_header(buffer_.data(), buffer_.size(), true);
@@ -193,13 +226,19 @@ Bytes RecordBatchBuilder::build() {
     }
     write_header(out.data(), out.size(), false);
   }
+  reset();
+  return out;
+}
+
+void RecordBatchBuilder::reset() {
   buffer_.resize(layout::kHeaderSize);
+  borrowed_ = {};
+  borrowed_owner_.reset();
   known_crc_.reset();
   known_crc_bytes_ = 0;
   count_ = 0;
   base_timestamp_ = -1;
   max_timestamp_ = -1;
-  return out;
 }
 
 void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_id, std::int16_t producer_epoch,
@@ -210,6 +249,29 @@ void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_i
   WireWriter::put_be(batch.data() + layout::kBaseSequence, base_sequence);
   const std::uint32_t crc = crc32c(ByteView(batch.data() + layout::kAttributes, batch.size() - layout::kAttributes));
   WireWriter::put_be(batch.data() + layout::kCrc, crc);
+}
+
+void patch_producer_state(WireFrame& batch, std::int64_t producer_id, std::int16_t producer_epoch,
+                          std::int32_t base_sequence) {
+  if (batch.borrowed.empty()) {
+    patch_producer_state(std::span<std::uint8_t>(batch.own), producer_id, producer_epoch, base_sequence);
+    return;
+  }
+  if (batch.own.size() < layout::kHeaderSize || batch.borrowed.front().at < layout::kHeaderSize) {
+    invariant_failure("patch_producer_state on a batch whose header is not its own");
+  }
+  std::uint8_t* header = batch.own.data();
+  WireWriter::put_be(header + layout::kProducerId, producer_id);
+  WireWriter::put_be(header + layout::kProducerEpoch, producer_epoch);
+  WireWriter::put_be(header + layout::kBaseSequence, base_sequence);
+  std::uint32_t crc = 0;
+  std::size_t at = 0;
+  batch.for_each_piece([&](ByteView piece) {
+    const std::size_t skip = at < layout::kAttributes ? std::min(piece.size(), layout::kAttributes - at) : 0;
+    crc = crc32c(piece.subspan(skip), crc);
+    at += piece.size();
+  });
+  WireWriter::put_be(header + layout::kCrc, crc);
 }
 
 }  // namespace pp

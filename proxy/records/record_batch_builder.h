@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
 #include "proxy/base/bytes.h"
+#include "proxy/base/wire_frame.h"
 #include "proxy/records/compression.h"
 #include "proxy/records/record.h"
 #include "proxy/records/record_batch.h"
@@ -50,16 +52,20 @@ class RecordBatchBuilder {
   // computed from it and the header, without reading the records again, if
   // they are at least kKnownCrcMinBytes (joining two CRCs costs about as much
   // as reading 2 KiB, measured, so smaller sections are read again).
+  // `owner`, if given, keeps `records` alive: an uncompressed batch then
+  // borrows them instead of copying (build_frame; issue 17, the last copy of
+  // a client's v2 records). A compressed batch copies them to compress them.
   static constexpr std::size_t kKnownCrcMinBytes = 4096;
   void append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp, std::int64_t max_timestamp,
-                      std::optional<std::uint32_t> records_crc = std::nullopt);
+                      std::optional<std::uint32_t> records_crc = std::nullopt,
+                      std::shared_ptr<const void> owner = nullptr);
 
   std::int32_t record_count() const { return count_; }
   bool empty() const { return count_ == 0; }
   // Uncompressed size of the batch built now: the 61-byte header plus the
   // records. An upper bound of the compressed size, give or take the codec's
   // few bytes of framing for incompressible data.
-  std::size_t size_bytes() const { return buffer_.size(); }
+  std::size_t size_bytes() const { return buffer_.size() + borrowed_.size(); }
   // What size_bytes() would be after appending this record.
   std::size_t size_bytes_with(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
                               std::span<const RecordHeaderView> headers = {}) const;
@@ -70,6 +76,10 @@ class RecordBatchBuilder {
 
   // The finished batch, CRC included. The builder is then empty again, with
   // the same options, ready for the next batch (its buffers are reused).
+  // build_frame: the header and any records written here as its own bytes,
+  // a borrowed section as a slice between them. build: one buffer (a
+  // borrowed section copied in).
+  WireFrame build_frame();
   Bytes build();
 
   const RecordBatchBuildOptions& options() const { return options_; }
@@ -78,13 +88,17 @@ class RecordBatchBuilder {
  private:
   std::size_t record_body_size(std::int64_t timestamp_delta, std::int32_t offset_delta, std::optional<ByteView> key,
                                std::optional<ByteView> value, std::span<const RecordHeaderView> headers) const;
-  // `records_as_appended`: `out` holds the records uncompressed, as appended,
-  // so a CRC known for their first bytes applies.
+  // `records_as_appended`: `out` (with the borrowed section after its
+  // header, if any) holds the records uncompressed, as appended, so a CRC
+  // known for their first bytes applies.
   void write_header(std::uint8_t* out, std::size_t total_size, bool records_as_appended) const;
+  void reset();
 
   RecordBatchBuildOptions options_;
   std::size_t expected_bytes_ = 0;
-  Bytes buffer_;  // header placeholder + records, uncompressed
+  Bytes buffer_;       // header placeholder + records, uncompressed (those after a borrowed section)
+  ByteView borrowed_;  // an encoded section not copied: it comes right after the header
+  std::shared_ptr<const void> borrowed_owner_;
   std::int32_t count_ = 0;
   std::int64_t base_timestamp_ = -1;
   std::int64_t max_timestamp_ = -1;
@@ -100,6 +114,10 @@ class RecordBatchBuilder {
 // ProducerBatch.resetProducerState / reopenAndRewriteProducerState). `batch`
 // must be a whole v2 batch of ours; a shorter buffer is a programming error.
 void patch_producer_state(std::span<std::uint8_t> batch, std::int64_t producer_id, std::int16_t producer_epoch,
+                          std::int32_t base_sequence);
+// The same for a batch built by build_frame: the header is its own bytes;
+// the CRC is read over every piece, the borrowed ones left as they are.
+void patch_producer_state(WireFrame& batch, std::int64_t producer_id, std::int16_t producer_epoch,
                           std::int32_t base_sequence);
 
 // The sequence `increment` after `sequence`, wrapping from INT32_MAX to 0

@@ -72,7 +72,7 @@ struct ProduceRequest {
     std::size_t n = 16 + (transactional_id ? transactional_id->size() : 0);
     for (const auto& t : topic_data) {
       n += 32 + t.name.size();
-      for (const auto& p : t.partition_data) n += 16 + (p.records.data ? p.records.data->size() : 0);
+      for (const auto& p : t.partition_data) n += 16 + p.records.size();
     }
     return n;
   }

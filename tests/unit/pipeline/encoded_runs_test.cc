@@ -48,9 +48,12 @@ class EncodedRunsTest : public PipelineFixture {
   std::size_t submit_encoded(const std::vector<std::string>& values) {
     const std::size_t slot = results.size();
     results.emplace_back();
-    producer->submit("t", 0, encoded_run(values), [this, slot](const RunResult& r) { results[slot] = r; });
+    RecordRun run = encoded_run(values);
+    submitted_sections.push_back(run.encoded->bytes);
+    producer->submit("t", 0, std::move(run), [this, slot](const RunResult& r) { results[slot] = r; });
     return slot;
   }
+  std::vector<ByteView> submitted_sections;  // each encoded run's section, where its storage holds it
 
   // The sent batch's values in order, after checking every offset delta.
   static std::vector<std::string> values_of(const SentBatch& sent) {
@@ -81,6 +84,10 @@ TEST_F(EncodedRunsTest, ARunThatStartsABatchGoesByteForByteUnderTheProxysIdentit
   EXPECT_EQ(b.base_sequence, 0);
   EXPECT_EQ(b.record_count, 3);
   EXPECT_EQ(records_section(b.bytes), std::string(reference.encoded->bytes.begin(), reference.encoded->bytes.end()));
+  // Not even copied: the batch borrows the section where the run keeps it.
+  ASSERT_EQ(b.borrowed.size(), 1u);
+  EXPECT_EQ(b.borrowed[0].data(), submitted_sections[0].data());
+  EXPECT_EQ(b.borrowed[0].size(), submitted_sections[0].size());
   EXPECT_EQ(values_of(b), (std::vector<std::string>{"a", "b", "c"}));
   RecordBatchBuilder reencoded;
   for (const RunRecord& r : reference.records) reencoded.append(r.timestamp_ms, r.key, r.value, r.headers);
@@ -129,10 +136,47 @@ TEST_F(EncodedRunsTest, AnEncodedRunFirstThenPlainRecordsAfterIt) {
   const std::string section = records_section(sent.batches[0].bytes);
   EXPECT_EQ(section.substr(0, reference.encoded->bytes.size()),
             std::string(reference.encoded->bytes.begin(), reference.encoded->bytes.end()));
+  ASSERT_EQ(sent.batches[0].borrowed.size(), 1u);  // the plain records after it are the batch's own
+  EXPECT_EQ(sent.batches[0].borrowed[0].data(), submitted_sections[0].data());
   ScriptedUpstream::answer(sent, [](const SentBatch&) { return ok(10); });
   poll();
   ASSERT_TRUE(results[0] && results[1]);
   EXPECT_EQ(results[1]->base_offset, 12);
+}
+
+// C.7: an epoch bump re-stamps a batch in place. A borrowed section is
+// the client's and stays as it is: only the header and the CRC change.
+TEST_F(EncodedRunsTest, ABumpReStampsABorrowedSectionsBatchWithoutCopyingIt) {
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  submit("t", 0, 1);
+  poll();
+  auto first = upstream.take();
+  ScriptedUpstream::answer(first, [](const SentBatch&) { return ok(0); });
+  submit_encoded({"x0", "x1"});  // seq 1-2
+  poll();
+  submit_encoded({"y0", "y1"});  // seq 3-4
+  poll();
+  auto x = upstream.take();
+  auto y = upstream.take();
+  ScriptedUpstream::answer(x, [](const SentBatch&) { return error(ErrorCode::kInvalidRecord); });
+  ScriptedUpstream::answer(y, [](const SentBatch&) { return error(ErrorCode::kOutOfOrderSequenceNumber); });
+  poll();
+  EXPECT_EQ(producer->identity().epoch.value, 1);
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  const SentBatch& renumbered = upstream.outstanding.front().batches[0];
+  EXPECT_EQ(renumbered.producer_epoch, 1);
+  EXPECT_EQ(renumbered.base_sequence, 0);
+  ASSERT_EQ(renumbered.borrowed.size(), 1u);
+  EXPECT_EQ(renumbered.borrowed[0].data(), submitted_sections[1].data());
+  EXPECT_EQ(values_of(renumbered), (std::vector<std::string>{"y0", "y1"}));  // the CRC checks
+  auto retry = upstream.take();
+  ScriptedUpstream::answer(retry, [](const SentBatch&) { return ok(7); });
+  poll();
+  ASSERT_TRUE(results[1] && results[2]);
+  EXPECT_EQ(results[1]->error, ErrorCode::kInvalidRecord);
+  EXPECT_EQ(results[2]->error, ErrorCode::kNone);
+  EXPECT_EQ(results[2]->base_offset, 7);
 }
 
 TEST_F(EncodedRunsTest, ARunLargerThanABatchSpansBatchesRecordByRecord) {

@@ -14,7 +14,8 @@ namespace pp::testing {
 struct SentBatch {
   TopicPartition tp;
   Uuid topic_id;
-  Bytes bytes;  // as encoded at send time
+  Bytes bytes;                     // as encoded at send time
+  std::vector<ByteView> borrowed;  // slices of `bytes` the batch did not copy, where they lie
   std::int64_t producer_id = -1;
   std::int16_t producer_epoch = -1;
   std::int32_t base_sequence = -1;
@@ -70,7 +71,10 @@ class ScriptedUpstream final : public UpstreamPort {
         SentBatch b;
         b.tp = TopicPartition{topic.name, part.index};
         b.topic_id = topic.topic_id;
-        b.bytes.assign(part.records.data->begin(), part.records.data->end());
+        b.bytes = part.records.flatten();
+        if (part.records.pieces != nullptr) {
+          for (const auto& slice : part.records.pieces->borrowed) b.borrowed.push_back(slice.bytes);
+        }
         auto header = decode_record_batch_header(b.bytes);
         b.producer_id = header->producer_id;
         b.producer_epoch = header->producer_epoch;

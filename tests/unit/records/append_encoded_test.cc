@@ -136,6 +136,86 @@ TEST(RecordsCrc, BuildsTheSameBatchAsReadingTheRecords) {
   EXPECT_EQ(refused.error().kind, DecodeErrorKind::kBadChecksum);
 }
 
+// Issue 17: given an owner, an uncompressed batch borrows the section where
+// it lies; its bytes on the wire are the same as a copy's, whether its CRC is
+// known or read, with records of the proxy's own after it or not.
+TEST(BorrowedSection, BuildsTheSameBytesAsTheCopy) {
+  for (const int values : {3, 8}) {  // a section under and over kKnownCrcMinBytes
+    RecordBatchBuilder client_builder;
+    for (int i = 0; i < values; ++i)
+      client_builder.append(1'700'000'000'000 + i, as_bytes("k"), as_bytes(std::string(1000, 'v')));
+    const Bytes wire = client_builder.build();
+    auto client = decode_record_batch(wire);
+    ASSERT_TRUE(client);
+    for (const bool own_records_after : {false, true}) {
+      const auto build = [&](std::shared_ptr<const void> owner) {
+        RecordBatchBuildOptions o;
+        o.producer_id = 5;
+        o.base_sequence = 9;
+        RecordBatchBuilder builder(o);
+        builder.append_encoded(client->records_bytes(), values, client->header().base_timestamp,
+                               client->header().max_timestamp, client->records_crc(), std::move(owner));
+        if (own_records_after) builder.append(1'700'000'000'100, as_bytes("k3"), as_bytes("v3"));
+        const std::size_t announced = builder.size_bytes();  // the batch's size as the sender counts it
+        WireFrame built = builder.build_frame();
+        EXPECT_EQ(built.size(), announced);
+        return built;
+      };
+      const WireFrame copied = build(nullptr);
+      const WireFrame borrowed = build(std::make_shared<int>(0));
+      EXPECT_TRUE(copied.borrowed.empty());
+      ASSERT_EQ(borrowed.borrowed.size(), 1u);
+      EXPECT_EQ(borrowed.borrowed[0].at, record_batch_layout::kHeaderSize);
+      EXPECT_EQ(borrowed.borrowed[0].bytes.data(), client->records_bytes().data()) << "not copied";
+      EXPECT_EQ(borrowed.own.size(), copied.own.size() - client->records_bytes().size());
+      EXPECT_EQ(borrowed.flatten(), copied.own) << values << " records, own after: " << own_records_after;
+      auto decoded = decode_record_batch(borrowed.flatten());
+      ASSERT_TRUE(decoded) << decoded.error().describe();
+      EXPECT_EQ(decoded->records().size(), static_cast<std::size_t>(values + (own_records_after ? 1 : 0)));
+    }
+  }
+}
+
+TEST(BorrowedSection, ACompressedBatchCopiesItToCompressIt) {
+  const Bytes wire = client_batch(CompressionCodec::kNone);
+  auto client = decode_record_batch(wire);
+  ASSERT_TRUE(client);
+  RecordBatchBuildOptions o;
+  o.compression = CompressionCodec::kLz4;
+  RecordBatchBuilder builder(o);
+  builder.append_encoded(client->records_bytes(), 3, client->header().base_timestamp, 1'700'000'000'090,
+                         client->records_crc(), std::make_shared<int>(0));
+  const WireFrame built = builder.build_frame();
+  EXPECT_TRUE(built.borrowed.empty());
+  auto decoded = decode_record_batch(built.own);
+  ASSERT_TRUE(decoded) << decoded.error().describe();
+  EXPECT_EQ(test::str(decoded->records_bytes()), test::str(client->records_bytes()));
+}
+
+// An epoch bump re-stamps a borrowed batch's header and CRC as it would a
+// flat one's, and leaves the client's bytes alone.
+TEST(BorrowedSection, PatchingProducerStateMatchesTheFlatBatch) {
+  const Bytes wire = client_batch(CompressionCodec::kNone);
+  auto client = decode_record_batch(wire);
+  ASSERT_TRUE(client);
+  const Bytes client_before = wire;
+  RecordBatchBuilder builder;
+  builder.append_encoded(client->records_bytes(), 3, client->header().base_timestamp, 1'700'000'000'090,
+                         client->records_crc(), std::make_shared<int>(0));
+  builder.append(1'700'000'000'100, as_bytes("k3"), as_bytes("v3"));
+  WireFrame borrowed = builder.build_frame();
+  Bytes flat = borrowed.flatten();
+  patch_producer_state(borrowed, 4242, 7, 1000);
+  patch_producer_state(std::span<std::uint8_t>(flat), 4242, 7, 1000);
+  EXPECT_EQ(borrowed.flatten(), flat);
+  EXPECT_EQ(wire, client_before);
+  auto decoded = decode_record_batch(flat);
+  ASSERT_TRUE(decoded) << decoded.error().describe();
+  EXPECT_EQ(decoded->header().producer_id, 4242);
+  EXPECT_EQ(decoded->header().producer_epoch, 7);
+  EXPECT_EQ(decoded->header().base_sequence, 1000);
+}
+
 TEST(AppendEncodedDeathTest, OnlyIntoAnEmptyBuilder) {
   const Bytes wire = client_batch(CompressionCodec::kNone);
   auto client = decode_record_batch(wire);
