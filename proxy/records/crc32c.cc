@@ -13,6 +13,7 @@
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
+#include <wmmintrin.h>
 #endif
 
 namespace pp {
@@ -150,6 +151,27 @@ constexpr std::uint32_t multiply_mod_p(std::uint32_t a, std::uint32_t b) {
   return product;
 }
 
+#if defined(__x86_64__)
+// The same product with one carry-less multiplication (issue 17: the bit loop
+// above cost about 250 instructions a product, 2,000-odd a join). Shifted
+// left by one, the 64-bit product has x^0 at bit 63: its high word is
+// already a 32-bit remainder, and its low word stands for itself times x^32,
+// which is exactly what the crc32 instruction reduces from a zero register.
+__attribute__((target("pclmul,sse4.2"))) std::uint32_t multiply_mod_p_hardware(std::uint32_t a, std::uint32_t b) {
+  const __m128i product =
+      _mm_clmulepi64_si128(_mm_cvtsi32_si128(static_cast<int>(a)), _mm_cvtsi32_si128(static_cast<int>(b)), 0x00);
+  const std::uint64_t shifted = static_cast<std::uint64_t>(_mm_cvtsi128_si64(product)) << 1;
+  return _mm_crc32_u32(0, static_cast<std::uint32_t>(shifted)) ^ static_cast<std::uint32_t>(shifted >> 32);
+}
+
+bool detect_pclmul() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("pclmul");
+}
+#endif
+
+using MultiplyFn = std::uint32_t (*)(std::uint32_t, std::uint32_t);
+
 // x^(2^k) mod P for k = 0..71: enough for x^(8n) with any 64-bit n.
 using PowerTable = std::array<std::uint32_t, 72>;
 consteval PowerTable make_power_table() {
@@ -161,12 +183,18 @@ consteval PowerTable make_power_table() {
 constexpr PowerTable kXPowerOfTwo = make_power_table();
 
 // x^(8n) mod P: appending n zero bytes to a message multiplies its CRC by it.
-std::uint32_t x_power_of_bytes(std::size_t n) {
+std::uint32_t x_power_of_bytes(std::size_t n, MultiplyFn multiply) {
   std::uint32_t power = kXPower0;
   for (std::size_t k = 3; n != 0; n >>= 1, ++k) {
-    if (n & 1) power = multiply_mod_p(kXPowerOfTwo[k], power);
+    if (n & 1) power = multiply(kXPowerOfTwo[k], power);
   }
   return power;
+}
+
+std::uint32_t combine_with(MultiplyFn multiply, std::uint32_t crc_a, std::uint32_t crc_b, std::size_t b_size) {
+  // The pre- and post-inversions of crc_a and crc_b cancel: what is left is
+  // crc_a carried over b_size zero bytes, plus crc_b.
+  return multiply(x_power_of_bytes(b_size, multiply), crc_a) ^ crc_b;
 }
 
 using RawFn = std::uint32_t (*)(std::uint32_t, const std::uint8_t*, std::size_t);
@@ -195,9 +223,17 @@ std::uint32_t crc32c(ByteView data, std::uint32_t crc) {
 }
 
 std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t b_size) {
-  // The pre- and post-inversions of crc_a and crc_b cancel: what is left is
-  // crc_a carried over b_size zero bytes, plus crc_b.
-  return multiply_mod_p(x_power_of_bytes(b_size), crc_a) ^ crc_b;
+#if defined(__x86_64__)
+  static const MultiplyFn multiply =
+      hardware_available() && detect_pclmul() ? &multiply_mod_p_hardware : &multiply_mod_p;
+#else
+  static const MultiplyFn multiply = &multiply_mod_p;
+#endif
+  return combine_with(multiply, crc_a, crc_b, b_size);
+}
+
+std::uint32_t crc32c_combine_portable(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t b_size) {
+  return combine_with(&multiply_mod_p, crc_a, crc_b, b_size);
 }
 
 std::uint32_t crc32c_portable(ByteView data, std::uint32_t crc) {

@@ -23,6 +23,9 @@ std::uint32_t crc32c(ByteView data, std::uint32_t crc = 0);
 // batch's checked CRC gives its records section's own CRC, which the batch
 // forwarding them upstream reuses instead of a second pass (issue 17).
 std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t b_size);
+// The same with the portable multiplication (crc32c_combine multiplies with
+// PCLMULQDQ and the crc32 instruction when the CPU has both), for tests.
+std::uint32_t crc32c_combine_portable(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t b_size);
 
 // The portable slicing-by-8 implementation, always available. Exposed so tests
 // and benchmarks can compare it with the hardware path.

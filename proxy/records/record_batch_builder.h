@@ -50,12 +50,13 @@ class RecordBatchBuilder {
   // relative to this batch's start; anything else is a programming error.
   // `records_crc`, when known, is crc32c(records): the batch's CRC is then
   // computed from it and the header, without reading the records again, if
-  // they are at least kKnownCrcMinBytes (joining two CRCs costs about as much
-  // as reading 2 KiB, measured, so smaller sections are read again).
+  // they are at least kKnownCrcMinBytes (a join costs about 9 ns with
+  // PCLMULQDQ, reading 512 bytes about 20: micro_bench BM_Crc32cCombine and
+  // BM_Crc32cRead, docs/BENCHMARKS.md; smaller sections are read again).
   // `owner`, if given, keeps `records` alive: an uncompressed batch then
   // borrows them instead of copying (build_frame; issue 17, the last copy of
   // a client's v2 records). A compressed batch copies them to compress them.
-  static constexpr std::size_t kKnownCrcMinBytes = 4096;
+  static constexpr std::size_t kKnownCrcMinBytes = 512;
   void append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp, std::int64_t max_timestamp,
                       std::optional<std::uint32_t> records_crc = std::nullopt,
                       std::shared_ptr<const void> owner = nullptr);

@@ -80,6 +80,33 @@ void BM_Crc32cPortable1MiB(benchmark::State& state) {
 }
 BENCHMARK(BM_Crc32cPortable1MiB);
 
+// Joining a known CRC (RecordBatchBuilder::kKnownCrcMinBytes) against
+// reading the same bytes: where the join starts to pay.
+void BM_Crc32cRead(benchmark::State& state) {
+  const pp::Bytes data = text(static_cast<std::size_t>(state.range(0)), 5);
+  for (auto _ : state) benchmark::DoNotOptimize(pp::crc32c(data));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
+}
+BENCHMARK(BM_Crc32cRead)->Arg(256)->Arg(1024)->Arg(2048)->Arg(4096)->Arg(16384);
+
+void BM_Crc32cCombine(benchmark::State& state) {
+  std::uint32_t crc = 0x12345678u;
+  for (auto _ : state) {
+    crc = pp::crc32c_combine(crc, 0x9abcdef0u, static_cast<std::size_t>(state.range(0)));
+    benchmark::DoNotOptimize(crc);
+  }
+}
+BENCHMARK(BM_Crc32cCombine)->Arg(256)->Arg(1024)->Arg(2048)->Arg(4096)->Arg(16384);
+
+void BM_Crc32cCombinePortable(benchmark::State& state) {
+  std::uint32_t crc = 0x12345678u;
+  for (auto _ : state) {
+    crc = pp::crc32c_combine_portable(crc, 0x9abcdef0u, static_cast<std::size_t>(state.range(0)));
+    benchmark::DoNotOptimize(crc);
+  }
+}
+BENCHMARK(BM_Crc32cCombinePortable)->Arg(1024)->Arg(16384);
+
 pp::RecordBatchBuildOptions options_for(pp::CompressionCodec codec) {
   pp::RecordBatchBuildOptions o;
   o.producer_id = 4242;

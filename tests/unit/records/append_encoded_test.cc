@@ -105,7 +105,8 @@ TEST(RecordsCrc, IsTheSectionsOwnWhenTheBatchCrcWasChecked) {
 
 // The known CRC is what the built batch's CRC comes from (the records are not
 // read again), also when the proxy appends records of its own after them.
-// Sections from 4 KiB on: smaller ones are read again, which costs no more.
+// Sections from kKnownCrcMinBytes on: smaller ones are read again, which
+// costs no more.
 TEST(RecordsCrc, BuildsTheSameBatchAsReadingTheRecords) {
   RecordBatchBuilder client_builder;
   const std::string value(1000, 'v');
@@ -113,7 +114,7 @@ TEST(RecordsCrc, BuildsTheSameBatchAsReadingTheRecords) {
   const Bytes wire = client_builder.build();
   auto client = decode_record_batch(wire);
   ASSERT_TRUE(client);
-  ASSERT_GE(client->records_bytes().size(), 4096u);
+  ASSERT_GE(client->records_bytes().size(), RecordBatchBuilder::kKnownCrcMinBytes);
   const auto build = [&](std::optional<std::uint32_t> crc) {
     RecordBatchBuildOptions o;
     o.producer_id = 5;
@@ -140,13 +141,16 @@ TEST(RecordsCrc, BuildsTheSameBatchAsReadingTheRecords) {
 // it lies; its bytes on the wire are the same as a copy's, whether its CRC is
 // known or read, with records of the proxy's own after it or not.
 TEST(BorrowedSection, BuildsTheSameBytesAsTheCopy) {
-  for (const int values : {3, 8}) {  // a section under and over kKnownCrcMinBytes
+  for (const auto& [values, value_bytes] : {std::pair{3, 40}, std::pair{8, 1000}}) {
     RecordBatchBuilder client_builder;
-    for (int i = 0; i < values; ++i)
-      client_builder.append(1'700'000'000'000 + i, as_bytes("k"), as_bytes(std::string(1000, 'v')));
+    for (int i = 0; i < values; ++i) {
+      client_builder.append(1'700'000'000'000 + i, as_bytes("k"), as_bytes(std::string(value_bytes, 'v')));
+    }
     const Bytes wire = client_builder.build();
     auto client = decode_record_batch(wire);
     ASSERT_TRUE(client);
+    // One section read again, one whose CRC is joined.
+    EXPECT_EQ(client->records_bytes().size() >= RecordBatchBuilder::kKnownCrcMinBytes, values == 8);
     for (const bool own_records_after : {false, true}) {
       const auto build = [&](std::shared_ptr<const void> owner) {
         RecordBatchBuildOptions o;

@@ -87,6 +87,15 @@ TEST(Crc32c, CombinesAndSplitsWithoutTheBytes) {
     const ByteView b = ByteView(data).subspan(cut);
     EXPECT_EQ(crc32c_combine(crc32c_portable(a), crc32c_portable(b), b.size()), whole) << cut;
     EXPECT_EQ(crc32c_combine(crc32c_portable(a), whole, b.size()), crc32c_portable(b)) << cut;
+    EXPECT_EQ(crc32c_combine_portable(crc32c_portable(a), crc32c_portable(b), b.size()), whole) << cut;
+    EXPECT_EQ(crc32c_combine_portable(crc32c_portable(a), whole, b.size()), crc32c_portable(b)) << cut;
+  }
+  // Both multiplications agree on every length a 64-bit size can take a
+  // bit of, and on arbitrary CRCs.
+  for (int bit = 0; bit < 64; ++bit) {
+    const std::size_t size = (std::size_t{1} << bit) | (bit * 2654435761u);
+    const std::uint32_t crc_a = 0x9e3779b9u * static_cast<std::uint32_t>(bit + 1);
+    EXPECT_EQ(crc32c_combine(crc_a, ~crc_a, size), crc32c_combine_portable(crc_a, ~crc_a, size)) << bit;
   }
   // Lengths far past any batch: every bit of a 64-bit length takes the
   // power table's path, and zero bytes appended one way or the other agree.
