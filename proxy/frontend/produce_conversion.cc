@@ -62,6 +62,9 @@ std::size_t decompressed_size(const RecordBatchView& batch) {
 struct RecordChecks {
   const ProduceConversionOptions& options;
   std::size_t topic_batch_limit = 0;  // 0: unknown
+  // The upstream batch bytes of the records checked so far, at most: each
+  // record's bound is computed once, for its check and for this sum.
+  std::size_t batch_bytes_bound = 0;
 };
 
 std::optional<EntryError> check_timestamp(const ProduceConversionOptions& o, std::size_t index,
@@ -90,16 +93,17 @@ std::size_t batch_size_alone(CompressionCodec codec, std::int64_t timestamp, con
   return builder.build().size();
 }
 
-std::optional<EntryError> check_record(const RecordChecks& checks, std::size_t index, std::int64_t timestamp,
+std::optional<EntryError> check_record(RecordChecks& checks, std::size_t index, std::int64_t timestamp,
                                        const std::optional<ByteView>& key, const std::optional<ByteView>& value,
                                        std::span<const RecordHeaderView> headers) {
   const ProduceConversionOptions& o = checks.options;
   if (auto error = check_timestamp(o, index, timestamp)) return error;
+  const std::size_t bound = RecordBatchBuilder::record_size_upper_bound(
+      key ? std::optional<std::size_t>(key->size()) : std::nullopt,
+      value ? std::optional<std::size_t>(value->size()) : std::nullopt, headers);
+  checks.batch_bytes_bound += bound;
   if (o.max_record_batch_bytes == 0 && checks.topic_batch_limit == 0) return std::nullopt;
-  const std::size_t alone =
-      record_batch_layout::kHeaderSize + RecordBatchBuilder::record_size_upper_bound(
-                                             key ? std::optional<std::size_t>(key->size()) : std::nullopt,
-                                             value ? std::optional<std::size_t>(value->size()) : std::nullopt, headers);
+  const std::size_t alone = record_batch_layout::kHeaderSize + bound;
   if (o.max_record_batch_bytes > 0 && alone > o.max_record_batch_bytes) {
     return EntryError{ErrorCode::kMessageTooLarge, "record " + std::to_string(index) + " needs a batch of " +
                                                        std::to_string(alone) + " bytes; the upstream limit is " +
@@ -120,11 +124,11 @@ EntryError over_budget(const DecodeBudget& decoded) {
           "records: decoded size over the per-request memory cap (" + std::to_string(decoded.cap()) + " bytes)", true};
 }
 
-// The upstream batch bytes the run's records will be copied into, at most,
-// taken from the request's decode budget now: the client's frame stays held beside that
-// batch until it is acknowledged.
-std::optional<EntryError> reserve_batch_copy(RecordRun& run, DecodeBudget& decoded) {
-  const std::size_t bytes = upstream_batch_bytes(run.records);
+// The upstream batch bytes the run's records will be copied into, at most
+// (`bytes`, summed by the checks), taken from the request's decode budget
+// now: the client's frame stays held beside that batch until it is
+// acknowledged.
+std::optional<EntryError> reserve_batch_copy(RecordRun& run, DecodeBudget& decoded, std::size_t bytes) {
   if (!decoded.take(bytes)) return over_budget(decoded);
   run.batch_bytes_reserved = bytes;
   return std::nullopt;
@@ -172,7 +176,7 @@ std::optional<EntryError> client_batch_of(const RecordBatchHeader& h, std::size_
 }
 
 std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, PartitionProduce& entry,
-                                          std::size_t& budget, DecodeBudget& decoded, const RecordChecks& limits) {
+                                          std::size_t& budget, DecodeBudget& decoded, RecordChecks& limits) {
   RecordRun& run = entry.run;
   auto split = split_record_batches(set);
   if (!split) return from_decode_error(split.error(), decoded);
@@ -223,7 +227,7 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Par
 
 // Produce v0-2: a legacy MessageSet of magic 0/1 messages, wrappers unwrapped.
 std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage, RecordRun& run, std::size_t& budget,
-                                              DecodeBudget& memory, const RecordChecks& limits) {
+                                              DecodeBudget& memory, RecordChecks& limits) {
   MessageSetReadOptions read;
   read.max_decompressed_bytes = budget;
   read.trailing_partial = TrailingPartial::kReject;
@@ -290,13 +294,13 @@ ProduceConversion convert_produce_request(
       storage->frame = frame;
       const std::size_t decoded_before = decoded.used();
       if (!error) {
-        const RecordChecks checks{options, options.topic_batch_limit ? options.topic_batch_limit(topic.name) : 0};
+        RecordChecks checks{options, options.topic_batch_limit ? options.topic_batch_limit(topic.name) : 0};
         if (version >= 3) {
           error = convert_batches(set, *storage, entry, budget, decoded, checks);
         } else if (!set.empty()) {
           error = convert_message_set(set, *storage, entry.run, budget, decoded, checks);
         }
-        if (!error) error = reserve_batch_copy(entry.run, decoded);
+        if (!error) error = reserve_batch_copy(entry.run, decoded, checks.batch_bytes_bound);
       }
       if (error && error->over_decoded_bytes && options.max_decoded_bytes_is_room) {
         error->error = ErrorCode::kNotEnoughReplicas;

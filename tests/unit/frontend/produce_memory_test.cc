@@ -61,6 +61,32 @@ TEST(ProduceMemory, AnAcceptedRunIsChargedForItsHeaderViewsOnce) {
   EXPECT_EQ(converted.decoded_bytes, views + copy);
 }
 
+// The copy counted ahead is the sum of the records' bounds, which the
+// per-record checks compute (once) whatever the shape: several records, two
+// batches in one partition, a legacy MessageSet.
+TEST(ProduceMemory, TheCopyCountedAheadIsTheRecordsBoundsSummed) {
+  const auto records = test::numbered_records(7);
+  Bytes two_batches = test::record_batch(CompressionCodec::kNone, records);
+  const Bytes second = test::record_batch(CompressionCodec::kGzip, test::numbered_records(3, "longer-prefix"));
+  two_batches.insert(two_batches.end(), second.begin(), second.end());
+  struct Shape {
+    std::int16_t version;
+    Bytes records;
+    std::size_t count;
+  };
+  const std::vector<Shape> shapes = {{7, test::record_batch(CompressionCodec::kNone, records), 7},
+                                     {7, two_batches, 10},
+                                     {2, test::legacy_set(1, CompressionCodec::kNone, records), 7}};
+  for (const Shape& shape : shapes) {
+    auto decoded = test::decoded_produce(shape.version, 1, {{"orders", 0, shape.records}});
+    auto converted = convert_produce_request(decoded.request, shape.version, decoded.frame);
+    const PartitionProduce& p = converted.partitions.at(0);
+    ASSERT_EQ(p.error, ErrorCode::kNone) << p.error_message;
+    ASSERT_EQ(p.run.records.size(), shape.count);
+    EXPECT_EQ(p.run.batch_bytes_reserved, upstream_batch_bytes(p.run.records)) << "version " << shape.version;
+  }
+}
+
 TEST(ProduceMemory, TheCapCoversEveryPartitionOfTheRequest) {
   const Bytes batch = empty_headers_batch(CompressionCodec::kNone, 5000);  // about 200 KB of views
   auto decoded = test::decoded_produce(7, 1, {{"orders", 0, batch}, {"orders", 1, batch}, {"orders", 2, batch}});
