@@ -149,10 +149,7 @@ TEST_F(EncodedRunsTest, AnEncodedRunFirstThenPlainRecordsAfterIt) {
 TEST_F(EncodedRunsTest, ABumpReStampsABorrowedSectionsBatchWithoutCopyingIt) {
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
-  submit("t", 0, 1);
-  poll();
-  auto first = upstream.take();
-  ScriptedUpstream::answer(first, [](const SentBatch&) { return ok(0); });
+  ack_first_batch("t", 0);
   submit_encoded({"x0", "x1"});  // seq 1-2
   poll();
   submit_encoded({"y0", "y1"});  // seq 3-4

@@ -75,10 +75,7 @@ TEST_F(OrderingTest, FirstAckRuleHoldsTheSecondBatchButNotOtherPartitions) {
 TEST_F(OrderingTest, RetriesGoInSequenceOrderAndLaterOnesWaitWithoutABump) {
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
-  submit("t", 0, 1);
-  poll();
-  auto first = upstream.take();
-  ScriptedUpstream::answer(first, [](const SentBatch&) { return ok(0); });
+  ack_first_batch("t", 0);
   for (int i = 0; i < 3; ++i) {
     submit("t", 0, 2);
     poll();

@@ -57,6 +57,16 @@ class PipelineFixture : public ::testing::Test {
     return slot;
   }
 
+  // Sends one record to `topic`-`partition` and acknowledges it at offset 0
+  // with `window`: the partition is past its first batch of the epoch, so
+  // its later batches are no longer held behind it.
+  void ack_first_batch(const std::string& topic, std::int32_t partition, std::int32_t window = 5) {
+    submit(topic, partition, 1);
+    poll();
+    auto first = upstream.take_with(topic, partition);
+    ScriptedUpstream::answer(first, [window](const SentBatch&) { return ok(0, window); });
+  }
+
   void poll() { producer->poll(); }
   const PartitionState& state(const std::string& topic, std::int32_t partition) {
     return *producer->partition(TopicPartition{topic, partition});

@@ -52,10 +52,7 @@ TEST_F(WindowTest, LearnedWindowIsCappedByMaxPartitionWindow) {
   config.max_partition_window = 8;
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
-  submit("t", 0, 1);
-  poll();
-  auto first = upstream.take();
-  ScriptedUpstream::answer(first, [](const SentBatch&) { return ok(0, 1000); });
+  ack_first_batch("t", 0, 1000);
   EXPECT_EQ(state("t", 0).window(), 8);
 }
 
@@ -83,10 +80,7 @@ TEST_F(WindowTest, PerConnectionCapLimitsAcrossPartitions) {
 TEST_F(WindowTest, LeaderChangeResetsToFiveAndDrainsTheOldLeaderFirst) {
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
-  submit("t", 0, 1);
-  poll();
-  auto first = upstream.take();
-  ScriptedUpstream::answer(first, [](const SentBatch&) { return ok(0, 20); });
+  ack_first_batch("t", 0, 20);
   ASSERT_EQ(send_until_held(*this, "t", 8), 8);
 
   producer->on_metadata(leaders("t", {{2, 1}}));
