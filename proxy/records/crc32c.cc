@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "proxy/records/crc32c_vpclmul.h"
 #include "proxy/records/crc_slicing.h"
 
 #if defined(__x86_64__)
@@ -123,6 +124,18 @@ __attribute__((target("sse4.2"))) std::uint32_t hardware_raw(std::uint32_t crc, 
   return crc;
 }
 
+// Whole 64-byte blocks folded with VPCLMULQDQ, the last 0-63 bytes (and
+// inputs too short to fold) by the crc32 instruction.
+std::uint32_t folded_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
+  if (n >= crc32c_vpclmul::kMinBytes) {
+    const std::size_t folded = n & ~(crc32c_vpclmul::kBlockBytes - 1);
+    crc = crc32c_vpclmul::fold_raw(crc, p, folded);
+    p += folded;
+    n -= folded;
+  }
+  return hardware_raw(crc, p, n);
+}
+
 bool detect_sse42() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("sse4.2");
@@ -131,6 +144,9 @@ bool detect_sse42() {
 #else
 
 std::uint32_t hardware_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
+  return portable_raw(crc, p, n);
+}
+std::uint32_t folded_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
   return portable_raw(crc, p, n);
 }
 bool detect_sse42() {
@@ -210,8 +226,12 @@ bool hardware_available() {
   return available;
 }
 
+bool folding_available() {
+  return hardware_available() && crc32c_vpclmul::available();
+}
+
 std::uint32_t resolve_and_run(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
-  const RawFn chosen = hardware_available() ? &hardware_raw : &portable_raw;
+  const RawFn chosen = folding_available() ? &folded_raw : hardware_available() ? &hardware_raw : &portable_raw;
   g_impl.store(chosen, std::memory_order_relaxed);
   return chosen(crc, p, n);
 }
@@ -248,8 +268,16 @@ std::uint32_t crc32c_hardware(ByteView data, std::uint32_t crc) {
   return ~hardware_raw(~crc, data.data(), data.size());
 }
 
+bool crc32c_folding_available() {
+  return folding_available();
+}
+
+std::uint32_t crc32c_folding(ByteView data, std::uint32_t crc) {
+  return ~folded_raw(~crc, data.data(), data.size());
+}
+
 std::string_view crc32c_implementation() {
-  return hardware_available() ? "sse4.2" : "portable";
+  return folding_available() ? "avx512-vpclmulqdq" : hardware_available() ? "sse4.2" : "portable";
 }
 
 }  // namespace pp

@@ -12,8 +12,9 @@
 namespace pp {
 
 // CRC-32C of `data`, continuing from a previous result `crc` (0 to start), so
-// crc32c(b, crc32c(a)) == crc32c(a ++ b). Uses the SSE4.2 crc32 instruction when
-// the CPU has it (chosen once, on first use), the portable tables otherwise.
+// crc32c(b, crc32c(a)) == crc32c(a ++ b). Folds with AVX-512 VPCLMULQDQ or
+// uses the SSE4.2 crc32 instruction when the CPU has them (chosen once, on
+// first use), the portable tables otherwise.
 std::uint32_t crc32c(ByteView data, std::uint32_t crc = 0);
 
 // CRC-32C of a ++ b from crc32c(a), crc32c(b) and b's length, without reading
@@ -36,7 +37,14 @@ std::uint32_t crc32c_portable(ByteView data, std::uint32_t crc = 0);
 bool crc32c_hardware_available();
 std::uint32_t crc32c_hardware(ByteView data, std::uint32_t crc = 0);
 
-// "sse4.2" or "portable": which one crc32c() uses, for the start-up log.
+// Whole 64-byte blocks folded by AVX-512 VPCLMULQDQ (from 256 bytes), the
+// rest by the SSE4.2 path: what crc32c() uses when the CPU has both. Only call
+// it when crc32c_folding_available() is true.
+bool crc32c_folding_available();
+std::uint32_t crc32c_folding(ByteView data, std::uint32_t crc = 0);
+
+// "avx512-vpclmulqdq", "sse4.2" or "portable": which one crc32c() uses, for
+// the start-up log.
 std::string_view crc32c_implementation();
 
 }  // namespace pp

@@ -80,14 +80,34 @@ void BM_Crc32cPortable1MiB(benchmark::State& state) {
 }
 BENCHMARK(BM_Crc32cPortable1MiB);
 
-// Joining a known CRC (RecordBatchBuilder::kKnownCrcMinBytes) against
-// reading the same bytes: where the join starts to pay.
-void BM_Crc32cRead(benchmark::State& state) {
+// Reading the bytes as the proxy does (VPCLMULQDQ folding where the CPU has
+// it) and with the crc32 instruction alone, against joining a known CRC
+// (RecordBatchBuilder::kKnownCrcMinBytes): where folding and the join pay.
+void BM_Crc32cRead(benchmark::State& state, std::uint32_t (*read)(pp::ByteView, std::uint32_t), bool needs_sse42) {
+  if (needs_sse42 && !pp::crc32c_hardware_available()) {
+    state.SkipWithError("no SSE4.2");
+    return;
+  }
   const pp::Bytes data = text(static_cast<std::size_t>(state.range(0)), 5);
-  for (auto _ : state) benchmark::DoNotOptimize(pp::crc32c(data));
+  for (auto _ : state) benchmark::DoNotOptimize(read(data, 0));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
 }
-BENCHMARK(BM_Crc32cRead)->Arg(256)->Arg(1024)->Arg(2048)->Arg(4096)->Arg(16384);
+BENCHMARK_CAPTURE(BM_Crc32cRead, dispatch, &pp::crc32c, false)
+    ->Arg(128)
+    ->Arg(256)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Arg(4096)
+    ->Arg(16384);
+BENCHMARK_CAPTURE(BM_Crc32cRead, sse42, &pp::crc32c_hardware, true)
+    ->Arg(128)
+    ->Arg(256)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Arg(4096)
+    ->Arg(16384);
 
 // crc32c_combine as the proxy calls it (PCLMULQDQ where the CPU has it) and
 // the portable multiplication, for the ratio.

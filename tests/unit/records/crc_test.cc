@@ -36,6 +36,9 @@ TEST(Crc32c, KnownVectors) {
     if (crc32c_hardware_available()) {
       EXPECT_EQ(crc32c_hardware(*c.data), c.crc);
     }
+    if (crc32c_folding_available()) {
+      EXPECT_EQ(crc32c_folding(*c.data), c.crc);
+    }
   }
   EXPECT_EQ(crc32c(ByteView{}), 0u);
   EXPECT_EQ(crc32c_portable(ByteView{}), 0u);
@@ -43,8 +46,34 @@ TEST(Crc32c, KnownVectors) {
 
 TEST(Crc32c, ImplementationIsNamed) {
   const std::string_view name = crc32c_implementation();
-  EXPECT_TRUE(name == "sse4.2" || name == "portable") << name;
-  EXPECT_EQ(name == "sse4.2", crc32c_hardware_available());
+  EXPECT_TRUE(name == "avx512-vpclmulqdq" || name == "sse4.2" || name == "portable") << name;
+  EXPECT_EQ(name == "avx512-vpclmulqdq", crc32c_folding_available());
+  EXPECT_EQ(name == "sse4.2", crc32c_hardware_available() && !crc32c_folding_available());
+}
+
+// The folding path against the portable tables: every alignment, every
+// length around the 256-byte start and the 64-byte blocks, lengths that take
+// the four-register loop several times, continuation from a previous CRC, and
+// the inputs whose lanes cancel (all zeros, all ones).
+TEST(Crc32c, FoldingAndPortableAgreeOnEveryAlignmentAndLength) {
+  if (!crc32c_folding_available()) GTEST_SKIP() << "no AVX-512 VPCLMULQDQ on this CPU";
+  const Bytes data = random_bytes(70000, 43);
+  for (std::size_t start = 0; start < 64; start += (start < 16 ? 1 : 7)) {
+    for (std::size_t len = 0; len < 1400; len += (len < 600 ? 1 : 11)) {
+      const ByteView v = ByteView(data).subspan(start, len);
+      ASSERT_EQ(crc32c_folding(v), crc32c_portable(v)) << start << "+" << len;
+      ASSERT_EQ(crc32c_folding(v, 0x9abcdef0u), crc32c_portable(v, 0x9abcdef0u)) << start << "+" << len;
+    }
+  }
+  for (std::size_t len : {4095u, 4096u, 4097u, 16384u + 63u, 65536u, 69999u}) {
+    const ByteView v = ByteView(data).subspan(1, len);
+    ASSERT_EQ(crc32c_folding(v), crc32c_portable(v)) << len;
+    ASSERT_EQ(crc32c(v), crc32c_portable(v)) << len;
+  }
+  for (std::uint8_t fill : {std::uint8_t{0x00}, std::uint8_t{0xff}}) {
+    const Bytes same(4096 + 17, fill);
+    EXPECT_EQ(crc32c_folding(same), crc32c_portable(same)) << int{fill};
+  }
 }
 
 TEST(Crc32c, HardwareAndPortableAgreeOnUnalignedOddLengths) {
