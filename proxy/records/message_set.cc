@@ -78,19 +78,15 @@ Decoded<Message> parse_message(std::int64_t offset, ByteView message, std::size_
 // LegacyRecordView it becomes (a wrapper's inner messages are charged again).
 constexpr std::size_t kMessageMemory = sizeof(Message) + sizeof(LegacyRecordView);
 
-// How many whole entries `data` starts with, read off their size fields only
-// (each step skips at least an entry's minimum size, so it is linear):
-// `messages` is sized once instead of grown by doubling.
-std::size_t count_whole_entries(ByteView data) {
-  std::size_t count = 0;
-  WireReader r(data);
-  while (r.remaining() >= layout::kLogOverhead) {
-    (void)r.skip(layout::kMessageSize);
-    const std::uint32_t size = *r.read_uint32();
-    if (size < layout::kMessageOverheadV0 || !r.skip(size)) break;
-    ++count;
-  }
-  return count;
+// How many entries `data` holds if they are all the size of the first: a
+// client's set is usually uniform, so `messages` is sized once instead of
+// grown by doubling. Counting them exactly hopped from size field to size
+// field, one dependent cache miss per message before any was read (8 % of
+// the proxy's samples on the legacy path, issue 17); this reads one field.
+std::size_t estimate_entries(ByteView data) {
+  if (data.size() < layout::kLogOverhead) return 0;
+  const std::size_t first = be32(data.data() + layout::kMessageSize);
+  return data.size() / (layout::kLogOverhead + std::max(first, layout::kMessageOverheadV0));
 }
 
 // Splits `data` into messages. Returns the offset of a trailing partial entry
@@ -98,7 +94,7 @@ std::size_t count_whole_entries(ByteView data) {
 Decoded<void> parse_entries(ByteView data, std::size_t base, bool allow_partial, std::vector<Message>& out,
                             std::optional<std::size_t>& partial_at, DecodeBudget* budget) {
   // Never more than the budget would let through (they are charged below).
-  std::size_t expected = count_whole_entries(data);
+  std::size_t expected = estimate_entries(data);
   if (budget) expected = std::min(expected, budget->left() / kMessageMemory);
   out.reserve(out.size() + expected);
   WireReader r(data, base);
