@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "proxy/records/crc32c_vpclmul.h"
 #include "proxy/records/crc_slicing.h"
+#include "proxy/records/crc_vpclmul.h"
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -125,11 +125,15 @@ __attribute__((target("sse4.2"))) std::uint32_t hardware_raw(std::uint32_t crc, 
 }
 
 // Whole 64-byte blocks folded with VPCLMULQDQ, the last 0-63 bytes (and
-// inputs too short to fold) by the crc32 instruction.
-std::uint32_t folded_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
-  if (n >= crc32c_vpclmul::kMinBytes) {
-    const std::size_t folded = n & ~(crc32c_vpclmul::kBlockBytes - 1);
-    crc = crc32c_vpclmul::fold_raw(crc, p, folded);
+// inputs too short to fold) by the crc32 instruction. The folded lane needs
+// no Barrett reduction: it is congruent to the message mod P, so the crc32
+// instruction over it from a zero register gives the register.
+__attribute__((target("sse4.2"))) std::uint32_t folded_raw(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {
+  if (n >= crc_vpclmul::kMinBytes) {
+    const std::size_t folded = n & ~(crc_vpclmul::kBlockBytes - 1);
+    const __m128i lane = crc_vpclmul::fold_to_lane<kPoly>(crc, p, folded);
+    const std::uint64_t low = _mm_crc32_u64(0, static_cast<std::uint64_t>(_mm_cvtsi128_si64(lane)));
+    crc = static_cast<std::uint32_t>(_mm_crc32_u64(low, static_cast<std::uint64_t>(_mm_extract_epi64(lane, 1))));
     p += folded;
     n -= folded;
   }
@@ -227,7 +231,7 @@ bool hardware_available() {
 }
 
 bool folding_available() {
-  return hardware_available() && crc32c_vpclmul::available();
+  return hardware_available() && crc_vpclmul::available();
 }
 
 std::uint32_t resolve_and_run(std::uint32_t crc, const std::uint8_t* p, std::size_t n) {

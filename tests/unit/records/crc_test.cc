@@ -156,8 +156,9 @@ TEST(Crc32, IeeeMatchesTheBitwiseDefinition) {
   EXPECT_EQ(crc32_ieee(data), bitwise(data));
 }
 
-// The folding path (64 bytes and up where the CPU has PCLMULQDQ, slicing for
-// the last 0-15) against slicing alone: every alignment, every length around
+// The folding path (64 bytes and up where the CPU has PCLMULQDQ, from 256
+// four 64-byte registers where it has AVX-512 VPCLMULQDQ, slicing for the
+// last 0-15) against slicing alone: every alignment, every length around
 // the 16- and 64-byte steps, and continuation from a previous CRC.
 TEST(Crc32, IeeeFoldingMatchesSlicing) {
   const Bytes data = random_bytes(5000, 11);
@@ -169,6 +170,15 @@ TEST(Crc32, IeeeFoldingMatchesSlicing) {
     }
   }
   EXPECT_EQ(crc32_ieee(data), crc32_ieee_portable(data));
+  // Lengths that take the four-register AVX-512 loop several times (where
+  // the CPU has VPCLMULQDQ), then 64-byte blocks, 16-byte lanes and slicing.
+  for (std::size_t n : {1024u, 1024u + 64u + 16u + 5u, 4095u, 4096u + 192u + 48u + 15u}) {
+    for (std::size_t offset : {0u, 3u}) {
+      const ByteView piece = ByteView(data).subspan(offset, n);
+      ASSERT_EQ(crc32_ieee(piece), crc32_ieee_portable(piece)) << offset << "+" << n;
+      ASSERT_EQ(crc32_ieee(piece, 0x12345678u), crc32_ieee_portable(piece, 0x12345678u)) << offset << "+" << n;
+    }
+  }
   const Bytes zeros(256, 0x00);
   const Bytes ones(256, 0xff);
   EXPECT_EQ(crc32_ieee(zeros), crc32_ieee_portable(zeros));
