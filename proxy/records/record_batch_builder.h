@@ -50,9 +50,11 @@ class RecordBatchBuilder {
   // relative to this batch's start; anything else is a programming error.
   // `records_crc`, when known, is crc32c(records): the batch's CRC is then
   // computed from it and the header, without reading the records again, if
-  // they are at least kKnownCrcMinBytes (a join costs about 9 ns with
-  // PCLMULQDQ, reading 512 bytes about 20: micro_bench BM_Crc32cCombine and
-  // BM_Crc32cRead, docs/BENCHMARKS.md; smaller sections are read again).
+  // they are at least kKnownCrcMinBytes (a join costs about 10 ns with
+  // PCLMULQDQ and touches none of the bytes; reading 512 bytes already in
+  // cache costs about 30 with the crc32 instruction, 9 with VPCLMULQDQ:
+  // micro_bench BM_Crc32cCombine and BM_Crc32cRead, docs/BENCHMARKS.md;
+  // smaller sections are read again).
   // `owner`, if given, keeps `records` alive: an uncompressed batch then
   // borrows them instead of copying (build_frame; issue 17, the last copy of
   // a client's v2 records). A compressed batch copies them to compress them.
