@@ -93,22 +93,11 @@ void BM_Crc32cRead(benchmark::State& state, std::uint32_t (*read)(pp::ByteView, 
   for (auto _ : state) benchmark::DoNotOptimize(read(data, 0));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
 }
-BENCHMARK_CAPTURE(BM_Crc32cRead, dispatch, &pp::crc32c, false)
-    ->Arg(128)
-    ->Arg(256)
-    ->Arg(512)
-    ->Arg(1024)
-    ->Arg(2048)
-    ->Arg(4096)
-    ->Arg(16384);
-BENCHMARK_CAPTURE(BM_Crc32cRead, sse42, &pp::crc32c_hardware, true)
-    ->Arg(128)
-    ->Arg(256)
-    ->Arg(512)
-    ->Arg(1024)
-    ->Arg(2048)
-    ->Arg(4096)
-    ->Arg(16384);
+void crc_read_sizes(benchmark::internal::Benchmark* b) {
+  for (std::int64_t bytes : {128, 256, 512, 1024, 2048, 4096, 16384}) b->Arg(bytes);
+}
+BENCHMARK_CAPTURE(BM_Crc32cRead, dispatch, &pp::crc32c, false)->Apply(crc_read_sizes);
+BENCHMARK_CAPTURE(BM_Crc32cRead, sse42, &pp::crc32c_hardware, true)->Apply(crc_read_sizes);
 
 // CRC-32 (IEEE) of a legacy message as the proxy checks it (four AVX-512
 // registers from 256 bytes where the CPU has VPCLMULQDQ, 16-byte PCLMULQDQ
