@@ -83,18 +83,13 @@ __attribute__((target("pclmul,sse4.1"))) __m128i fold_four_lanes(std::uint32_t c
   return fold(fold(fold(x1, k1, x2), k1, x3), k1, x4);
 }
 
-bool wide_folding_available() {
-  static const bool available = crc_vpclmul::available();
-  return available;
-}
-
 // Raw (non-inverted) register; n >= 64 and a multiple of 16. From 256 bytes
 // the 64-byte blocks are folded four registers at a time where the CPU has
 // AVX-512 VPCLMULQDQ (3x faster than the 16-byte lanes; crc_vpclmul.h).
 __attribute__((target("pclmul,sse4.1"))) std::uint32_t folded_raw(std::uint32_t crc, const std::uint8_t* p,
                                                                   std::size_t n) {
   __m128i x1;
-  if (n >= crc_vpclmul::kMinBytes && wide_folding_available()) {
+  if (n >= crc_vpclmul::kMinBytes && crc_vpclmul::available()) {
     const std::size_t blocks = n & ~(crc_vpclmul::kBlockBytes - 1);
     x1 = crc_vpclmul::fold_to_lane<kPoly>(crc, p, blocks);
     p += blocks;
