@@ -63,8 +63,10 @@ struct RecordChecks {
   const ProduceConversionOptions& options;
   std::size_t topic_batch_limit = 0;  // 0: unknown
   // The upstream batch bytes of the records checked so far, at most: each
-  // record's bound is computed once, for its check and for this sum.
+  // record's bound is computed once, for its check and for these sums.
   std::size_t batch_bytes_bound = 0;
+  // Of those, what is copied into the batch (values it borrows are not).
+  std::size_t batch_copy_bound = 0;
 };
 
 std::optional<EntryError> check_timestamp(const ProduceConversionOptions& o, std::size_t index,
@@ -102,6 +104,7 @@ std::optional<EntryError> check_record(RecordChecks& checks, std::size_t index, 
       key ? std::optional<std::size_t>(key->size()) : std::nullopt,
       value ? std::optional<std::size_t>(value->size()) : std::nullopt, headers);
   checks.batch_bytes_bound += bound;
+  checks.batch_copy_bound += bound - (value_is_borrowed(value, o.compression) ? value->size() : 0);
   if (o.max_record_batch_bytes == 0 && checks.topic_batch_limit == 0) return std::nullopt;
   const std::size_t alone = record_batch_layout::kHeaderSize + bound;
   if (o.max_record_batch_bytes > 0 && alone > o.max_record_batch_bytes) {
@@ -125,12 +128,12 @@ EntryError over_budget(const DecodeBudget& decoded) {
 }
 
 // The upstream batch bytes the run's records will be copied into, at most
-// (`bytes`, summed by the checks), taken from the request's decode budget
-// now: the client's frame stays held beside that batch until it is
-// acknowledged.
-std::optional<EntryError> reserve_batch_copy(RecordRun& run, DecodeBudget& decoded, std::size_t bytes) {
-  if (!decoded.take(bytes)) return over_budget(decoded);
-  run.batch_bytes_reserved = bytes;
+// (summed by the checks), taken from the request's decode budget now: the
+// client's frame stays held beside that batch until it is acknowledged.
+std::optional<EntryError> reserve_batch_copy(RecordRun& run, DecodeBudget& decoded, const RecordChecks& checks) {
+  if (!decoded.take(checks.batch_copy_bound)) return over_budget(decoded);
+  run.upstream_bytes_bound = checks.batch_bytes_bound;
+  run.batch_bytes_reserved = checks.batch_copy_bound;
   return std::nullopt;
 }
 
@@ -300,7 +303,7 @@ ProduceConversion convert_produce_request(
         } else if (!set.empty()) {
           error = convert_message_set(set, *storage, entry.run, budget, decoded, checks);
         }
-        if (!error) error = reserve_batch_copy(entry.run, decoded, checks.batch_bytes_bound);
+        if (!error) error = reserve_batch_copy(entry.run, decoded, checks);
       }
       if (error && error->over_decoded_bytes && options.max_decoded_bytes_is_room) {
         error->error = ErrorCode::kNotEnoughReplicas;

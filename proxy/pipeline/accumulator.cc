@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "proxy/protocol/codec.h"
 #include "proxy/records/record_batch.h"
 #include "proxy/records/record_batch_builder.h"
 
@@ -21,9 +22,17 @@ std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done
   for (auto& r : run.records) {
     if (r.timestamp_ms < 0) r.timestamp_ms = receive_time;
   }
-  // The front end's runs come with it (counted ahead); others are sized here.
-  tracker->encoded_size_estimate =
-      run.batch_bytes_reserved != 0 ? run.batch_bytes_reserved : upstream_batch_bytes(run.records);
+  // The front end's runs come with it (the copy counted ahead); others are
+  // sized here. Values are borrowed only from a run's storage.
+  if (run.upstream_bytes_bound != 0) {
+    tracker->encoded_size_estimate = run.upstream_bytes_bound;
+    tracker->own_size_estimate = run.batch_bytes_reserved;
+  } else {
+    const UpstreamBytes bytes =
+        upstream_batch_bytes(run.records, run.storage ? config_.compression : CompressionCodec::kNone);
+    tracker->encoded_size_estimate = bytes.bound;
+    tracker->own_size_estimate = bytes.copied;
+  }
   tracker->run = std::move(run);
   tracker->done = std::move(done);
   tracker->charge = memory_.charge(MemoryUse::kDecodedRecords, tracker->run.size_bytes);
@@ -50,6 +59,10 @@ bool Accumulator::linger_done(const PartitionState& p, std::int64_t now) const {
 }
 
 namespace {
+
+// A value the batch borrows must stay borrowed in the request that carries
+// the batch, or it is copied there after all.
+static_assert(kMinBorrowedPieceBytes <= RecordBatchBuilder::kMinBorrowedValueBytes);
 
 // Whether `run` would start a batch of `batch_bytes` as the client encoded
 // it: a client's v2 records go as they are, which costs a fraction of
@@ -80,10 +93,30 @@ std::uint32_t append_run(RecordBatchBuilder& builder, RunTracker& run, std::size
     if (!builder.empty() && builder.size_bytes_with(ts, r.key, r.value, r.headers) > batch_bytes) {
       break;  // only reachable for a run larger than a batch: it spans batches
     }
-    builder.append(ts, r.key, r.value, r.headers);
+    builder.append_borrowing_value(ts, r.key, r.value, r.headers, run.run.storage);
     ++run.records_batched;
   }
   return run.records_batched - first;
+}
+
+// What a batch of `queue`'s first runs will hold as its own bytes, at most
+// `batch_bytes`: the header and what is copied, not what it borrows (an
+// encoded section, large values). Its buffer keeps this capacity, charged to
+// the budget, until the batch is acknowledged.
+std::size_t own_bytes_estimate(const std::deque<std::shared_ptr<RunTracker>>& queue, std::size_t batch_bytes,
+                               bool uncompressed) {
+  std::size_t batch = record_batch_layout::kHeaderSize;
+  std::size_t own = record_batch_layout::kHeaderSize;
+  for (const auto& run : queue) {
+    if (batch >= batch_bytes) break;
+    batch += run->encoded_size_estimate;
+    if (uncompressed && batch == record_batch_layout::kHeaderSize + run->encoded_size_estimate && run->run.storage &&
+        goes_as_encoded(*run, batch_bytes)) {
+      continue;  // borrowed whole (append_encoded)
+    }
+    own += run->own_size_estimate;
+  }
+  return std::min(own, batch_bytes);
 }
 
 }  // namespace
@@ -101,12 +134,7 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   // batch held more than twice the budget under a stalled upstream.
   const std::size_t batch_bytes = batch_bytes_for(p);
   auto& queue = p.queued_runs();
-  std::size_t own_bytes = record_batch_layout::kHeaderSize + p.queued_estimate_bytes();
-  if (!queue.empty() && config_.compression == CompressionCodec::kNone &&
-      goes_as_encoded(*queue.front(), batch_bytes)) {
-    own_bytes -= std::min(queue.front()->encoded_size_estimate, own_bytes - record_batch_layout::kHeaderSize);
-  }
-  RecordBatchBuilder builder(options, std::min(batch_bytes, own_bytes));
+  RecordBatchBuilder builder(options, own_bytes_estimate(p.queued_runs(), batch_bytes, config_.compression == CompressionCodec::kNone));
 
   auto batch = std::make_shared<ProducerBatch>();
   batch->tp = p.tp();

@@ -23,6 +23,7 @@ struct RunTracker {
   RunCompletion done;
   std::int64_t enqueued_ms = 0;
   std::size_t encoded_size_estimate = 0;  // upper bound of its records in a batch
+  std::size_t own_size_estimate = 0;      // of that, what is copied: not the values it borrows
   std::uint32_t pieces_outstanding = 0;   // batches carrying part of it, not yet ended
   std::uint32_t records_batched = 0;      // how many of its records are in batches
   bool finished = false;

@@ -49,22 +49,40 @@ struct RecordRun {
   // What this run costs against buffer_memory_bytes beside its storage's
   // client frame (charged by the front end).
   std::size_t size_bytes = 0;
+  // An upper bound of the upstream batch bytes its records take (the front
+  // end sums it while checking them). 0: the pipeline computes it.
+  std::size_t upstream_bytes_bound = 0;
   // Of size_bytes: an upper bound of the upstream batch bytes its records
-  // will be copied into. Counted from decoding on, so the budget sees the
-  // copy before it is made (the frame stays pinned beside the batch until
-  // the acknowledgement); handed to the batch's own charge once the run is
-  // batched. 0: the pipeline estimates it and does not count it ahead.
+  // will be copied into (values an uncompressed batch borrows are not).
+  // Counted from decoding on, so the budget sees the copy before it is made
+  // (the frame stays pinned beside the batch until the acknowledgement);
+  // handed to the batch's own charge once the run is batched. 0 with
+  // upstream_bytes_bound 0: not counted ahead.
   std::size_t batch_bytes_reserved = 0;
 };
 
-// What `records` take in an upstream batch, at most: the accumulator sizes
-// its batches by it, and the front end counts a run's copy by it.
-inline std::size_t upstream_batch_bytes(std::span<const RunRecord> records) {
-  std::size_t bytes = 0;
+// Whether an uncompressed upstream batch borrows this value instead of
+// copying it (RecordBatchBuilder::append_borrowing_value, given the run's
+// storage as owner).
+inline bool value_is_borrowed(const std::optional<ByteView>& value, CompressionCodec codec) {
+  return codec == CompressionCodec::kNone && value && value->size() >= RecordBatchBuilder::kMinBorrowedValueBytes;
+}
+
+// What `records` take in an upstream batch, at most, and of that what is
+// copied into the batch's own buffer: the accumulator sizes batches by the
+// first and their buffers by the second.
+struct UpstreamBytes {
+  std::size_t bound = 0;
+  std::size_t copied = 0;
+};
+inline UpstreamBytes upstream_batch_bytes(std::span<const RunRecord> records, CompressionCodec codec) {
+  UpstreamBytes bytes;
   for (const RunRecord& r : records) {
-    bytes += RecordBatchBuilder::record_size_upper_bound(
+    const std::size_t bound = RecordBatchBuilder::record_size_upper_bound(
         r.key ? std::optional<std::size_t>(r.key->size()) : std::nullopt,
         r.value ? std::optional<std::size_t>(r.value->size()) : std::nullopt, r.headers);
+    bytes.bound += bound;
+    bytes.copied += bound - (value_is_borrowed(r.value, codec) ? r.value->size() : 0);
   }
   return bytes;
 }

@@ -233,7 +233,7 @@ BatchPtr IdempotentProducer::rebuild(const ProducerBatch& from, const std::vecto
     piece.offset_in_batch = static_cast<std::uint32_t>(builder.record_count());
     for (std::uint32_t i = 0; i < piece.record_count; ++i) {
       const RunRecord& r = piece.run->run.records[piece.first_record + i];
-      builder.append(r.timestamp_ms, r.key, r.value, r.headers);
+      builder.append_borrowing_value(r.timestamp_ms, r.key, r.value, r.headers, piece.run->run.storage);
     }
     ++piece.run->pieces_outstanding;
     batch->pieces.push_back(piece);

@@ -31,6 +31,10 @@ Bytes encode_request_frame(const RequestHeader& header, const M& body) {
 // (callgrind: +1 % per record at 2.2 KiB batches, -11 % at 10 KiB;
 // docs/BENCHMARKS.md).
 inline constexpr std::size_t kMinBorrowedPayloadBytes = 2048;
+// Of a payload in pieces (an upstream batch that borrows record values,
+// which are at least this large): what the batch borrowed stays borrowed,
+// the record bytes between its values are copied.
+inline constexpr std::size_t kMinBorrowedPieceBytes = 512;
 
 // As encode_request_frame, but the batches a Produce request carries (with
 // an owner) stay where they are: the socket writes them from there.
@@ -38,7 +42,7 @@ template <Message M>
 WireFrame encode_request_wire_frame(const RequestHeader& header, const M& body) {
   WireFrame frame;
   WireWriter w;
-  w.borrow_into(frame, kMinBorrowedPayloadBytes);
+  w.borrow_into(frame, kMinBorrowedPayloadBytes, kMinBorrowedPieceBytes);
   // What stays in `own` is the header and whatever is copied (batches under
   // the borrowing size): the hint bounds it, and large batches are borrowed.
   std::size_t reserve = 256;

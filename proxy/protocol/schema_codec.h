@@ -33,6 +33,20 @@ void encode_struct(WireWriter& w, const T& v, SchemaContext c);
 template <schema_detail::Described T>
 Decoded<void> decode_struct(WireReader& r, T& out, SchemaContext c);
 
+inline void encode_records(WireWriter& w, const RecordsView& v, bool nullable, SchemaContext c) {
+  if (v.pieces != nullptr) {
+    w.length(v.pieces->size(), c.flexible, true);
+    w.payload(*v.pieces, v.owner);
+  } else if (v.data) {
+    w.length(v.data->size(), c.flexible, true);
+    w.payload(*v.data, v.owner);
+  } else if (nullable) {
+    w.null_length(c.flexible, true);
+  } else {
+    w.length(0, c.flexible, true);
+  }
+}
+
 template <class T>
 void encode_value(WireWriter& w, const T& v, bool nullable, SchemaContext c) {
   using namespace schema_detail;
@@ -46,17 +60,7 @@ void encode_value(WireWriter& w, const T& v, bool nullable, SchemaContext c) {
       encode_value(w, Inner{}, false, c);  // not nullable in this version: empty
     }
   } else if constexpr (std::is_same_v<T, RecordsView>) {
-    if (v.pieces != nullptr) {
-      w.length(v.pieces->size(), c.flexible, true);
-      v.pieces->for_each_piece([&](ByteView piece) { w.payload(piece, v.owner); });
-    } else if (v.data) {
-      w.length(v.data->size(), c.flexible, true);
-      w.payload(*v.data, v.owner);
-    } else if (nullable) {
-      w.null_length(c.flexible, true);
-    } else {
-      w.length(0, c.flexible, true);
-    }
+    encode_records(w, v, nullable, c);
   } else if constexpr (std::is_same_v<T, bool>) {
     w.boolean(v);
   } else if constexpr (std::is_enum_v<T>) {

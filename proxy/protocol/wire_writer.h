@@ -47,19 +47,23 @@ class WireWriter {
 
   // Issue 17: writes into `frame.own`, and a payload that has an owner and
   // at least `min_bytes` is borrowed into `frame` where it lies instead of
-  // copied (a smaller one costs less copied than as one more iovec).
-  void borrow_into(WireFrame& frame, std::size_t min_bytes) {
+  // copied (a smaller one costs less copied than as one more iovec). A
+  // payload already in pieces (a batch that borrows values) borrows each
+  // piece of at least `min_piece_bytes`: its values stay where they lie, the
+  // few bytes between them are copied.
+  void borrow_into(WireFrame& frame, std::size_t min_bytes, std::size_t min_piece_bytes) {
     out_ = &frame.own;
     frame_ = &frame;
     min_borrow_bytes_ = min_bytes;
+    min_piece_bytes_ = min_piece_bytes;
   }
-  void payload(ByteView b, const std::shared_ptr<const void>& owner) {
-    if (frame_ == nullptr || !owner || b.size() < min_borrow_bytes_) {
-      raw(b);
+  void payload(ByteView b, const std::shared_ptr<const void>& owner) { borrow_or_copy(b, owner, min_borrow_bytes_); }
+  void payload(const WireFrame& pieces, const std::shared_ptr<const void>& owner) {
+    if (pieces.borrowed.empty()) {
+      payload(ByteView(pieces.own), owner);
       return;
     }
-    frame_->borrowed.push_back(WireFrame::Borrowed{out_->size(), b, owner});
-    borrowed_bytes_ += b.size();
+    pieces.for_each_piece([&](ByteView piece) { borrow_or_copy(piece, owner, min_piece_bytes_); });
   }
   // Bytes written so far, borrowed ones included (a frame's size prefix).
   std::size_t written() const { return out_->size() + borrowed_bytes_; }
@@ -107,6 +111,21 @@ class WireWriter {
   }
 
  private:
+  void borrow_or_copy(ByteView b, const std::shared_ptr<const void>& owner, std::size_t min_bytes) {
+    if (frame_ == nullptr || !owner || b.size() < min_bytes) {
+      raw(b);
+      return;
+    }
+    // One reference per owner in a row keeps all its slices alive: the
+    // frame holds them together until it is written or dropped.
+    auto& borrowed = frame_->borrowed;
+    const bool same_owner = !borrowed.empty() && !borrowed[owner_slice_].owner.owner_before(owner) &&
+                            !owner.owner_before(borrowed[owner_slice_].owner);
+    if (!same_owner) owner_slice_ = borrowed.size();
+    borrowed.push_back(WireFrame::Borrowed{out_->size(), b, same_owner ? nullptr : owner});
+    borrowed_bytes_ += b.size();
+  }
+
   template <class T>
   void be(T v) {
     const std::size_t at = out_->size();
@@ -125,7 +144,9 @@ class WireWriter {
   Bytes* out_ = &owned_;
   WireFrame* frame_ = nullptr;
   std::size_t min_borrow_bytes_ = 0;
+  std::size_t min_piece_bytes_ = 0;
   std::size_t borrowed_bytes_ = 0;
+  std::size_t owner_slice_ = 0;  // the slice holding the last owner borrowed from
 };
 
 }  // namespace pp

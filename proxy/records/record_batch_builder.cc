@@ -94,6 +94,21 @@ std::size_t RecordBatchBuilder::record_size_upper_bound(std::optional<std::size_
 
 void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
                                 std::span<const RecordHeaderView> headers) {
+  append_record(timestamp, key, value, headers, nullptr);
+}
+
+void RecordBatchBuilder::append_borrowing_value(std::int64_t timestamp, std::optional<ByteView> key,
+                                                std::optional<ByteView> value,
+                                                std::span<const RecordHeaderView> headers,
+                                                const std::shared_ptr<const void>& owner) {
+  const bool borrows = owner && options_.compression == CompressionCodec::kNone && value &&
+                       value->size() >= kMinBorrowedValueBytes;
+  append_record(timestamp, key, value, headers, borrows ? &owner : nullptr);
+}
+
+void RecordBatchBuilder::append_record(std::int64_t timestamp, std::optional<ByteView> key,
+                                       std::optional<ByteView> value, std::span<const RecordHeaderView> headers,
+                                       const std::shared_ptr<const void>* value_owner) {
   if (count_ == 0) {
     base_timestamp_ = timestamp;
     max_timestamp_ = timestamp;
@@ -107,22 +122,28 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
     invariant_failure("batch over 2 GiB (the caller must stop at batch_bytes)");
   }
   const std::size_t record_size = varint_size(static_cast<std::int32_t>(body)) + body;
+  const std::size_t own_size = record_size - (value_owner != nullptr ? value->size() : 0);
 
   // The record's size is known, so the buffer grows once and every field is
   // written in place: one resize (its zero-fill of a record is a short
   // memset) instead of an insert per field, each with its own capacity check
   // and copy call (issue 17, instructions per record).
-  if (buffer_.capacity() < buffer_.size() + record_size) {
-    buffer_.reserve(std::max(buffer_.size() + record_size, 2 * buffer_.size()));
+  if (buffer_.capacity() < buffer_.size() + own_size) {
+    buffer_.reserve(std::max(buffer_.size() + own_size, 2 * buffer_.size()));
   }
   const std::size_t at = buffer_.size();
-  buffer_.resize(at + record_size);
+  buffer_.resize(at + own_size);
   std::uint8_t* p = put_varint(buffer_.data() + at, static_cast<std::int32_t>(body));
   *p++ = 0;  // attributes: unused
   p = put_varlong(p, timestamp_delta);
   p = put_varint(p, count_);
   p = put_nullable(p, key);
-  p = put_nullable(p, value);
+  if (value_owner != nullptr) {
+    p = put_varint(p, static_cast<std::int32_t>(value->size()));
+    borrow(*value, *value_owner, static_cast<std::size_t>(p - buffer_.data()));
+  } else {
+    p = put_nullable(p, value);
+  }
   p = put_varint(p, static_cast<std::int32_t>(headers.size()));
   for (const RecordHeaderView& h : headers) {
     p = put_nullable(p, h.key);
@@ -130,6 +151,16 @@ void RecordBatchBuilder::append(std::int64_t timestamp, std::optional<ByteView> 
   }
   if (p != buffer_.data() + buffer_.size()) invariant_failure("record written at another size than computed");
   ++count_;
+}
+
+void RecordBatchBuilder::borrow(ByteView bytes, const std::shared_ptr<const void>& owner, std::size_t at) {
+  // One reference per owner in a row keeps every slice alive: the frame
+  // holds them all until it is written or dropped.
+  const bool same_owner = !borrowed_.empty() && !borrowed_[owner_slice_].owner.owner_before(owner) &&
+                          !owner.owner_before(borrowed_[owner_slice_].owner);
+  if (!same_owner) owner_slice_ = borrowed_.size();
+  borrowed_.push_back(WireFrame::Borrowed{at, bytes, same_owner ? nullptr : owner});
+  borrowed_bytes_ += bytes.size();
 }
 
 void RecordBatchBuilder::append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp,
@@ -141,8 +172,8 @@ void RecordBatchBuilder::append_encoded(ByteView records, std::int32_t count, st
     invariant_failure("batch over 2 GiB (the caller must stop at batch_bytes)");
   }
   if (owner && options_.compression == CompressionCodec::kNone) {
-    borrowed_ = records;
-    borrowed_owner_ = std::move(owner);
+    borrow(records, owner, layout::kHeaderSize);
+    encoded_borrowed_ = true;
   } else {
     buffer_.insert(buffer_.end(), records.begin(), records.end());
   }
@@ -172,17 +203,24 @@ void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size,
   // first bytes (the encoded section, copied or borrowed) is joined on, and
   // only the bytes after them are read.
   std::uint32_t crc = crc32c(ByteView(out + layout::kAttributes, layout::kRecords - layout::kAttributes));
-  const std::size_t own_size = total_size - borrowed_.size();
-  ByteView section = borrowed_;
-  if (section.empty() && records_as_appended && known_crc_)
-    section = ByteView(out + layout::kRecords, known_crc_bytes_);
-  if (records_as_appended && known_crc_ && section.size() >= kKnownCrcMinBytes) {
-    crc = crc32c_combine(crc, *known_crc_, section.size());
-  } else {
-    crc = crc32c(section, crc);
+  const std::size_t own_size = total_size - borrowed_bytes_;
+  std::size_t from = layout::kRecords;  // in `out`: own bytes not read yet
+  std::size_t next_slice = 0;
+  if (records_as_appended && known_crc_ && known_crc_bytes_ >= kKnownCrcMinBytes) {
+    crc = crc32c_combine(crc, *known_crc_, known_crc_bytes_);
+    if (encoded_borrowed_) {
+      next_slice = 1;
+    } else {
+      from += known_crc_bytes_;
+    }
   }
-  const std::size_t rest_from = layout::kRecords + (borrowed_.empty() ? section.size() : 0);
-  crc = crc32c(ByteView(out + rest_from, own_size - rest_from), crc);
+  for (; next_slice < borrowed_.size(); ++next_slice) {
+    const WireFrame::Borrowed& slice = borrowed_[next_slice];
+    crc = crc32c(ByteView(out + from, slice.at - from), crc);
+    crc = crc32c(slice.bytes, crc);
+    from = slice.at;
+  }
+  crc = crc32c(ByteView(out + from, own_size - from), crc);
   put(layout::kCrc, crc);
 }
 
@@ -192,9 +230,7 @@ WireFrame RecordBatchBuilder::build_frame() {
     write_header(buffer_.data(), size_bytes(), true);
     out.own = std::move(buffer_);
     buffer_ = Bytes();  // a next batch reserves at its first append: one-shot builders never pay for it
-    if (!borrowed_.empty()) {
-      out.borrowed.push_back(WireFrame::Borrowed{layout::kHeaderSize, borrowed_, std::move(borrowed_owner_)});
-    }
+    out.borrowed = std::move(borrowed_);
   } else {
     out.own = build();
     return out;
@@ -232,8 +268,10 @@ Bytes RecordBatchBuilder::build() {
 
 void RecordBatchBuilder::reset() {
   buffer_.resize(layout::kHeaderSize);
-  borrowed_ = {};
-  borrowed_owner_.reset();
+  borrowed_.clear();
+  borrowed_bytes_ = 0;
+  owner_slice_ = 0;
+  encoded_borrowed_ = false;
   known_crc_.reset();
   known_crc_bytes_ = 0;
   count_ = 0;

@@ -25,10 +25,10 @@ TEST_F(FairShareTest, AConnectionAloneGetsTheWholeBudget) {
   sink_.set_budget(200000);
   start();
   auto a = connect();
-  // Six 12 KB frames, none completed: about 160 KB held (each frame, and the
-  // copy of its records counted ahead), well over half the budget. Alone,
-  // the connection is entitled to all of it.
-  for (int i = 0; i < 6; ++i) ASSERT_TRUE(a->write_raw(test::produce_of_size(i, 12000, 0)));
+  // Six 24 KB frames, none completed: about 160 KB held (each frame and its
+  // record views; the 1 KB values an upstream batch borrows, not copies),
+  // well over half the budget. Alone, the connection is entitled to all of it.
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(a->write_raw(test::produce_of_size(i, 24000, 0)));
   ASSERT_TRUE(wait_for_submissions(6)) << "a lone client is not held to a fraction of the budget";
   EXPECT_GT(sink_.buffered(), 100000u);
   EXPECT_EQ(frontend_->counters().share_pauses_total, 0u);
@@ -39,8 +39,8 @@ TEST_F(FairShareTest, AConnectionOverItsShareWaitsWhileAnotherIsAdmitted) {
   start();
   auto a = connect();
   auto b = connect();
-  ASSERT_TRUE(a->write_raw(test::produce_of_size(1, 40000, 0)));
-  ASSERT_TRUE(a->write_raw(test::produce_of_size(2, 40000, 0)));
+  ASSERT_TRUE(a->write_raw(test::produce_of_size(1, 70000, 0)));
+  ASSERT_TRUE(a->write_raw(test::produce_of_size(2, 70000, 0)));
   ASSERT_TRUE(wait_for_submissions(2)) << "alone, a takes more than half the budget";
   const Bytes b1 = test::produce_of_size(1, 2000, 1);
   ASSERT_TRUE(b->write_raw(b1));
@@ -69,16 +69,16 @@ TEST_F(FairShareTest, ANewcomerIsAdmittedWhileAnotherHoldsTheWholeBudget) {
   start();
   auto hog = connect();
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(hog->write_raw(test::produce_of_size(i, 14000, 0)));  // about 32 KB each, copy counted
+    ASSERT_TRUE(hog->write_raw(test::produce_of_size(i, 24000, 0)));  // about 32 KB each held
   ASSERT_TRUE(wait_for_submissions(3));
-  ASSERT_TRUE(hog->write_raw(test::produce_of_size(3, 14000, 0)));
+  ASSERT_TRUE(hog->write_raw(test::produce_of_size(3, 24000, 0)));
   test::run_for(&loop_, 200);
   ASSERT_FALSE(submitted_to(sink_, 0, 4)) << "the hog alone filled the budget (its partition never answers)";
 
   auto newcomer = connect();
   for (int i = 0; i < 3; ++i) {
     const std::size_t before = sink_.submissions.size();
-    // One 1 KB record: about 2.3 KB with its copy; three fit the 12.5 KB
+    // One 1 KB record: about 1.2 KB held (its value borrowed); three fit the 12.5 KB
     // headroom even when the front end counts them all within one
     // millisecond (Frontend::under_share_held is cached that long).
     ASSERT_TRUE(newcomer->write_raw(test::produce_of_size(i, 1000, 1)));

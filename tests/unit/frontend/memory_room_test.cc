@@ -16,9 +16,9 @@ using test::inflating_produce;
 class MemoryRoomTest : public test::FrontendFixture {
  protected:
   // A 2 MiB budget (and per-request cap), 1.5 MB of it held by a's run, not
-  // yet completed (its 0.7 MB frame and the copy of its records counted
-  // ahead); then b's request 7 of about 1 MB decoded from a 3 KB frame, more
-  // than the ~0.5 MB left: parked.
+  // yet completed (its 1.4 MB frame and record views; the 1 KB values an
+  // upstream batch borrows, not copies); then b's request 7 of about 1 MB
+  // decoded from a 3 KB frame, more than the ~0.5 MB left: parked.
   void park_behind_a_full_budget() {
     sink_.set_budget(2 * 1048576);
     FrontendConfig config;
@@ -26,7 +26,7 @@ class MemoryRoomTest : public test::FrontendFixture {
     start(config);
     a_ = connect();
     b_ = connect();
-    ASSERT_TRUE(a_->write_raw(test::produce_of_size(1, 700'000, 0)));
+    ASSERT_TRUE(a_->write_raw(test::produce_of_size(1, 1'400'000, 0)));
     ASSERT_TRUE(wait_for_submissions(1));
     held_by_a_ = sink_.buffered();
     ASSERT_TRUE(b_->write_raw(inflating_produce(7, 25000, 1)));
@@ -44,11 +44,11 @@ TEST_F(MemoryRoomTest, AFrameThatDoesNotFitWholeWaitsForRoom) {
   start();
   auto a = connect();
   auto b = connect();
-  ASSERT_TRUE(a->write_raw(test::produce_of_size(1, 30000, 0)));
+  ASSERT_TRUE(a->write_raw(test::produce_of_size(1, 60000, 0)));
   ASSERT_TRUE(wait_for_submissions(1));
   ASSERT_FALSE(frontend_->backpressure_active()) << "the budget itself is not over";
-  // About 62 KB held (a's frame and the copy of its records, counted ahead):
-  // b's 40 KB frame fits in the budget only once a's is done.
+  // About 62 KB held (a's frame and its record views): b's 40 KB frame fits
+  // in the budget only once a's is done.
   const Bytes late = test::produce_of_size(1, 40000, 1);
   ASSERT_TRUE(b->write_raw(late));
   test::run_for(&loop_, 200);

@@ -138,10 +138,38 @@ TEST_F(PipelineMemoryTest, BuiltBatchesCountTowardsTheBudgetThatPausesClients) {
   config.buffer_memory_bytes = 4096;
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
-  submit("t", 0, 1, std::string(3000, 'x'));
+  // Values under the borrowing size: the batch copies them.
+  auto values = std::make_shared<std::vector<std::string>>(10, std::string(300, 'x'));
+  producer->submit("t", 0, run_of(values), [](const RunResult&) {});
   EXPECT_FALSE(producer->over_memory_budget());
   poll();  // built: the run and its batch both held now
   EXPECT_TRUE(producer->over_memory_budget()) << "run 3000 bytes + batch 3000+ bytes > 4096";
+}
+
+// Large values stay in the run's storage: the batch borrows them (issue
+// 17), so the budget sees them once, in the run, and the batch's own bytes
+// are the header and the bytes around the values.
+TEST_F(PipelineMemoryTest, BorrowedValuesAreNotChargedAgainInTheirBatch) {
+  start();
+  producer->on_metadata(leaders("t", {{1, 0}}));
+  auto values = std::make_shared<std::vector<std::string>>(10, std::string(1000, 'x'));
+  bool done = false;
+  producer->submit("t", 0, run_of(values), [&](const RunResult&) { done = true; });
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  const SentBatch& sent = upstream.outstanding.front().batches[0];
+  EXPECT_EQ(sent.borrowed.size(), 10u) << "each value where it lies";
+  EXPECT_GT(sent.bytes.size(), 10'000u);
+  const MemoryBudget& budget = producer->memory_budget();
+  EXPECT_GT(budget.used(MemoryUse::kUpstreamBatches), 0u);
+  EXPECT_LT(budget.used(MemoryUse::kUpstreamBatches), 1000u) << "the header and 10 records' framing, no value";
+  {
+    auto taken = upstream.take();
+    ScriptedUpstream::answer(taken, [](const SentBatch&) { return ok(0); });
+  }
+  poll();
+  EXPECT_TRUE(done);
+  EXPECT_EQ(budget.used(), 0u);
 }
 
 // The front end counts a run's future copy into its upstream batch from
@@ -151,15 +179,17 @@ TEST_F(PipelineMemoryTest, BuiltBatchesCountTowardsTheBudgetThatPausesClients) {
 TEST_F(PipelineMemoryTest, ARunsReservedCopyBecomesItsBatchsCharge) {
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
-  auto values = std::make_shared<std::vector<std::string>>(10, std::string(1000, 'x'));
+  // Values under the borrowing size: the batch copies them.
+  auto values = std::make_shared<std::vector<std::string>>(10, std::string(400, 'x'));
   RecordRun run = run_of(values);
   const std::size_t views = run.size_bytes;
-  run.batch_bytes_reserved = 10 * (1000 + 40);  // an upper bound, as the front end computes it
+  run.upstream_bytes_bound = 10 * (400 + 40);  // an upper bound, as the front end computes it
+  run.batch_bytes_reserved = run.upstream_bytes_bound;
   run.size_bytes += run.batch_bytes_reserved;
   bool done = false;
   producer->submit("t", 0, std::move(run), [&](const RunResult&) { done = true; });
   const MemoryBudget& budget = producer->memory_budget();
-  EXPECT_EQ(budget.used(MemoryUse::kDecodedRecords), views + 10 * 1040) << "the copy is counted ahead";
+  EXPECT_EQ(budget.used(MemoryUse::kDecodedRecords), views + 10 * 440) << "the copy is counted ahead";
   const std::size_t before = budget.used();
   poll();
   ASSERT_EQ(upstream.outstanding.size(), 1u);

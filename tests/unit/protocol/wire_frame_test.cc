@@ -57,6 +57,32 @@ TEST(WireFrame, RequestWithoutOwnersIsOneBuffer) {
   EXPECT_TRUE(bytes_equal(frame.own, encode_request_frame(header, request_of({{batch, false}}))));
 }
 
+// A batch in pieces (values it borrows between bytes of its own): in the
+// request its large pieces stay borrowed, the small ones between them are
+// copied, and the batch's owner is held once, not per piece.
+TEST(WireFrame, ABatchInPiecesKeepsItsLargePiecesBorrowed) {
+  const auto value_a = batch_of(kMinBorrowedPieceBytes, 6);
+  const auto value_b = batch_of(3 * kMinBorrowedPieceBytes, 7);
+  auto batch = std::make_shared<WireFrame>(*batch_of(100, 8));
+  batch->borrowed.push_back({61, ByteView(*value_a), value_a});
+  batch->borrowed.push_back({70, ByteView(*value_b), value_b});
+  ProduceRequest request = request_of({});
+  request.topic_data[0].partition_data.push_back(ProducePartitionData{0, RecordsView{}, {}});
+  request.topic_data[0].partition_data[0].records.pieces = batch.get();
+  request.topic_data[0].partition_data[0].records.owner = batch;
+  const RequestHeader header{ApiKey::kProduce, 9, 3, "produce-proxy", {}};
+  const WireFrame frame = encode_request_wire_frame(header, request);
+  ASSERT_EQ(frame.borrowed.size(), 2u) << "the two values; the batch's own bytes around them copied";
+  EXPECT_EQ(frame.borrowed[0].bytes.data(), value_a->data());
+  EXPECT_EQ(frame.borrowed[1].bytes.data(), value_b->data());
+  EXPECT_EQ(frame.borrowed[0].owner, batch);
+  EXPECT_EQ(frame.borrowed[1].owner, nullptr) << "the same owner, held once";
+  ProduceRequest flat = request_of({});
+  const Bytes flat_batch = batch->flatten();
+  flat.topic_data[0].partition_data.push_back(ProducePartitionData{0, RecordsView{ByteView(flat_batch), nullptr}, {}});
+  EXPECT_TRUE(bytes_equal(frame.flatten(), encode_request_frame(header, flat)));
+}
+
 TEST(WireFrame, PiecesSkipEmptyRangesAndKeepOrder) {
   const Bytes a{1, 2};
   const Bytes b{9};
