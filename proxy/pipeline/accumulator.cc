@@ -134,7 +134,8 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   // batch held more than twice the budget under a stalled upstream.
   const std::size_t batch_bytes = batch_bytes_for(p);
   auto& queue = p.queued_runs();
-  RecordBatchBuilder builder(options, own_bytes_estimate(p.queued_runs(), batch_bytes, config_.compression == CompressionCodec::kNone));
+  RecordBatchBuilder builder(
+      options, own_bytes_estimate(p.queued_runs(), batch_bytes, config_.compression == CompressionCodec::kNone));
 
   auto batch = std::make_shared<ProducerBatch>();
   batch->tp = p.tp();

@@ -101,8 +101,8 @@ void RecordBatchBuilder::append_borrowing_value(std::int64_t timestamp, std::opt
                                                 std::optional<ByteView> value,
                                                 std::span<const RecordHeaderView> headers,
                                                 const std::shared_ptr<const void>& owner) {
-  const bool borrows = owner && options_.compression == CompressionCodec::kNone && value &&
-                       value->size() >= kMinBorrowedValueBytes;
+  const bool borrows =
+      owner && options_.compression == CompressionCodec::kNone && value && value->size() >= kMinBorrowedValueBytes;
   append_record(timestamp, key, value, headers, borrows ? &owner : nullptr);
 }
 
@@ -165,7 +165,7 @@ void RecordBatchBuilder::borrow(ByteView bytes, const std::shared_ptr<const void
 
 void RecordBatchBuilder::append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp,
                                         std::int64_t max_timestamp, std::optional<std::uint32_t> records_crc,
-                                        std::shared_ptr<const void> owner) {
+                                        const std::shared_ptr<const void>& owner) {
   if (count_ != 0) invariant_failure("encoded records appended to a batch that has records");
   if (count <= 0) invariant_failure("encoded records without a record count");
   if (buffer_.size() + records.size() - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {

@@ -71,7 +71,7 @@ class RecordBatchBuilder {
   static constexpr std::size_t kKnownCrcMinBytes = 512;
   void append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp, std::int64_t max_timestamp,
                       std::optional<std::uint32_t> records_crc = std::nullopt,
-                      std::shared_ptr<const void> owner = nullptr);
+                      const std::shared_ptr<const void>& owner = nullptr);
 
   std::int32_t record_count() const { return count_; }
   bool empty() const { return count_ == 0; }

@@ -68,8 +68,7 @@ TEST_F(FairShareTest, ANewcomerIsAdmittedWhileAnotherHoldsTheWholeBudget) {
   sink_.set_budget(100000);
   start();
   auto hog = connect();
-  for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(hog->write_raw(test::produce_of_size(i, 24000, 0)));  // about 32 KB each held
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(hog->write_raw(test::produce_of_size(i, 24000, 0)));  // about 32 KB each held
   ASSERT_TRUE(wait_for_submissions(3));
   ASSERT_TRUE(hog->write_raw(test::produce_of_size(3, 24000, 0)));
   test::run_for(&loop_, 200);

@@ -119,9 +119,9 @@ TEST(BorrowedValues, FollowABorrowedClientSection) {
     RecordBatchBuilder b(options());
     b.append_encoded(section->records_bytes(), 4, section->header().base_timestamp, section->header().max_timestamp,
                      section->records_crc(), borrow ? std::make_shared<int>(0) : nullptr);
-    append_all(b, values, borrow ? std::vector<std::shared_ptr<const void>>{std::make_shared<int>(1),
-                                                                            std::make_shared<int>(2)}
-                                 : std::vector<std::shared_ptr<const void>>{});
+    append_all(b, values,
+               borrow ? std::vector<std::shared_ptr<const void>>{std::make_shared<int>(1), std::make_shared<int>(2)}
+                      : std::vector<std::shared_ptr<const void>>{});
     return b.build_frame();
   };
   const WireFrame copied = build(false);
