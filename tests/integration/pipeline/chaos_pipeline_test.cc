@@ -1,6 +1,9 @@
 // Issue 4's chaos run: 500,000 records over 64 partitions while the test
 // cluster cuts 5% of Produce responses after appending, flips every leader
-// every 200 ms and restarts a broker. Checked with the cluster's inspection
+// every 200 ms and restarts a broker. A fast run sends few, large requests,
+// so the 5% alone may cut none: each broker also cuts its first Produce and
+// its first after half the records were delivered, which is what makes the
+// duplicate check certain. Checked with the cluster's inspection
 // API and again by kcat consuming the log through Fetch.
 #include <cstdio>
 
@@ -52,6 +55,12 @@ TEST_F(ChaosPipeline, HalfAMillionRecordsExactlyOnceInOrderThroughFaults) {
   pipeline.delivery_timeout_ms = 120000;
   start_driver(cluster.bootstrap(), pipeline, 50);
   ASSERT_TRUE(cluster.drop_responses(0.05, test_broker::DropMode::kCloseConnection).has_value());
+  const auto cut_next_produce_everywhere = [&] {
+    for (test_broker::BrokerId broker = 1; broker <= options.brokers; ++broker) {
+      EXPECT_TRUE(cluster.disconnect_next_produce(broker, 1, /*after_append=*/true).has_value());
+    }
+  };
+  cut_next_produce_everywhere();
 
   // Faults on a timer of this loop: flips every 200 ms, broker 2 down for a
   // second in the middle.
@@ -71,7 +80,12 @@ TEST_F(ChaosPipeline, HalfAMillionRecordsExactlyOnceInOrderThroughFaults) {
   int next_partition = 0;
   int sent_records = 0;
   net::Timer feeder(&loop_);
+  bool armed_mid_run_cuts = false;
   feeder.start(1, 5, [&] {
+    if (!armed_mid_run_cuts && completed_ * kRunSize * 2 >= kRecords) {
+      armed_mid_run_cuts = true;
+      cut_next_produce_everywhere();
+    }
     for (int i = 0; i < 200 && sent_records < kRecords; ++i) {
       if (driver_->producer().over_memory_budget()) break;
       submit("chaos", next_partition, kRunSize, 40);
