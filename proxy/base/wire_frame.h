@@ -23,9 +23,20 @@ struct WireFrame {
 
   Bytes own;
   std::vector<Borrowed> borrowed;  // ascending `at`
+  std::size_t owner_slice = 0;     // of `borrowed`, the slice holding the last owner borrowed from
 
   WireFrame() = default;
   explicit WireFrame(Bytes bytes) : own(std::move(bytes)) {}
+
+  // Borrows `bytes` to go before own[at] (at least the last slice's `at`).
+  // A run of slices of one owner holds it once, in its first slice: the
+  // frame keeps them all until it is written or dropped.
+  void borrow(std::size_t at, ByteView bytes, const std::shared_ptr<const void>& owner) {
+    const bool same_owner = !borrowed.empty() && !borrowed[owner_slice].owner.owner_before(owner) &&
+                            !owner.owner_before(borrowed[owner_slice].owner);
+    if (!same_owner) owner_slice = borrowed.size();
+    borrowed.push_back(Borrowed{at, bytes, same_owner ? nullptr : owner});
+  }
 
   std::size_t size() const {
     std::size_t n = own.size();

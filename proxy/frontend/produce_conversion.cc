@@ -104,7 +104,7 @@ std::optional<EntryError> check_record(RecordChecks& checks, std::size_t index, 
       key ? std::optional<std::size_t>(key->size()) : std::nullopt,
       value ? std::optional<std::size_t>(value->size()) : std::nullopt, headers);
   checks.batch_bytes_bound += bound;
-  checks.batch_copy_bound += bound - (value_is_borrowed(value, o.compression) ? value->size() : 0);
+  checks.batch_copy_bound += bound - (RecordBatchBuilder::borrows_value(o.compression, value) ? value->size() : 0);
   if (o.max_record_batch_bytes == 0 && checks.topic_batch_limit == 0) return std::nullopt;
   const std::size_t alone = record_batch_layout::kHeaderSize + bound;
   if (o.max_record_batch_bytes > 0 && alone > o.max_record_batch_bytes) {

@@ -109,12 +109,11 @@ std::size_t own_bytes_estimate(const std::deque<std::shared_ptr<RunTracker>>& qu
   std::size_t own = record_batch_layout::kHeaderSize;
   for (const auto& run : queue) {
     if (batch >= batch_bytes) break;
+    const bool first = batch == record_batch_layout::kHeaderSize;
     batch += run->encoded_size_estimate;
-    if (uncompressed && batch == record_batch_layout::kHeaderSize + run->encoded_size_estimate && run->run.storage &&
-        goes_as_encoded(*run, batch_bytes)) {
-      continue;  // borrowed whole (append_encoded)
-    }
-    own += run->own_size_estimate;
+    // The first run's section may be borrowed whole (append_encoded).
+    const bool borrowed_whole = first && uncompressed && run->run.storage && goes_as_encoded(*run, batch_bytes);
+    if (!borrowed_whole) own += run->own_size_estimate;
   }
   return std::min(own, batch_bytes);
 }

@@ -61,13 +61,6 @@ struct RecordRun {
   std::size_t batch_bytes_reserved = 0;
 };
 
-// Whether an uncompressed upstream batch borrows this value instead of
-// copying it (RecordBatchBuilder::append_borrowing_value, given the run's
-// storage as owner).
-inline bool value_is_borrowed(const std::optional<ByteView>& value, CompressionCodec codec) {
-  return codec == CompressionCodec::kNone && value && value->size() >= RecordBatchBuilder::kMinBorrowedValueBytes;
-}
-
 // What `records` take in an upstream batch, at most, and of that what is
 // copied into the batch's own buffer: the accumulator sizes batches by the
 // first and their buffers by the second.
@@ -82,7 +75,7 @@ inline UpstreamBytes upstream_batch_bytes(std::span<const RunRecord> records, Co
         r.key ? std::optional<std::size_t>(r.key->size()) : std::nullopt,
         r.value ? std::optional<std::size_t>(r.value->size()) : std::nullopt, r.headers);
     bytes.bound += bound;
-    bytes.copied += bound - (value_is_borrowed(r.value, codec) ? r.value->size() : 0);
+    bytes.copied += bound - (RecordBatchBuilder::borrows_value(codec, r.value) ? r.value->size() : 0);
   }
   return bytes;
 }

@@ -116,13 +116,7 @@ class WireWriter {
       raw(b);
       return;
     }
-    // One reference per owner in a row keeps all its slices alive: the
-    // frame holds them together until it is written or dropped.
-    auto& borrowed = frame_->borrowed;
-    const bool same_owner = !borrowed.empty() && !borrowed[owner_slice_].owner.owner_before(owner) &&
-                            !owner.owner_before(borrowed[owner_slice_].owner);
-    if (!same_owner) owner_slice_ = borrowed.size();
-    borrowed.push_back(WireFrame::Borrowed{out_->size(), b, same_owner ? nullptr : owner});
+    frame_->borrow(out_->size(), b, owner);
     borrowed_bytes_ += b.size();
   }
 
@@ -146,7 +140,6 @@ class WireWriter {
   std::size_t min_borrow_bytes_ = 0;
   std::size_t min_piece_bytes_ = 0;
   std::size_t borrowed_bytes_ = 0;
-  std::size_t owner_slice_ = 0;  // the slice holding the last owner borrowed from
 };
 
 }  // namespace pp

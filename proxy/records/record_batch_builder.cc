@@ -67,8 +67,8 @@ std::int16_t attributes_of(const RecordBatchBuildOptions& o) {
 
 RecordBatchBuilder::RecordBatchBuilder(const RecordBatchBuildOptions& options, std::size_t expected_bytes)
     : options_(options), expected_bytes_(expected_bytes) {
-  buffer_.reserve(std::max(expected_bytes, layout::kHeaderSize));
-  buffer_.resize(layout::kHeaderSize);
+  frame_.own.reserve(std::max(expected_bytes, layout::kHeaderSize));
+  frame_.own.resize(layout::kHeaderSize);
 }
 
 std::size_t RecordBatchBuilder::record_body_size(std::int64_t timestamp_delta, std::int32_t offset_delta,
@@ -101,8 +101,7 @@ void RecordBatchBuilder::append_borrowing_value(std::int64_t timestamp, std::opt
                                                 std::optional<ByteView> value,
                                                 std::span<const RecordHeaderView> headers,
                                                 const std::shared_ptr<const void>& owner) {
-  const bool borrows =
-      owner && options_.compression == CompressionCodec::kNone && value && value->size() >= kMinBorrowedValueBytes;
+  const bool borrows = owner && borrows_value(options_.compression, value);
   append_record(timestamp, key, value, headers, borrows ? &owner : nullptr);
 }
 
@@ -112,7 +111,7 @@ void RecordBatchBuilder::append_record(std::int64_t timestamp, std::optional<Byt
   if (count_ == 0) {
     base_timestamp_ = timestamp;
     max_timestamp_ = timestamp;
-    if (buffer_.capacity() < expected_bytes_) buffer_.reserve(expected_bytes_);
+    if (frame_.own.capacity() < expected_bytes_) frame_.own.reserve(expected_bytes_);
   }
   max_timestamp_ = std::max(max_timestamp_, timestamp);
   const std::int64_t timestamp_delta = wrapping_sub(timestamp, base_timestamp_);
@@ -128,19 +127,20 @@ void RecordBatchBuilder::append_record(std::int64_t timestamp, std::optional<Byt
   // written in place: one resize (its zero-fill of a record is a short
   // memset) instead of an insert per field, each with its own capacity check
   // and copy call (issue 17, instructions per record).
-  if (buffer_.capacity() < buffer_.size() + own_size) {
-    buffer_.reserve(std::max(buffer_.size() + own_size, 2 * buffer_.size()));
+  if (frame_.own.capacity() < frame_.own.size() + own_size) {
+    frame_.own.reserve(std::max(frame_.own.size() + own_size, 2 * frame_.own.size()));
   }
-  const std::size_t at = buffer_.size();
-  buffer_.resize(at + own_size);
-  std::uint8_t* p = put_varint(buffer_.data() + at, static_cast<std::int32_t>(body));
+  const std::size_t at = frame_.own.size();
+  frame_.own.resize(at + own_size);
+  std::uint8_t* p = put_varint(frame_.own.data() + at, static_cast<std::int32_t>(body));
   *p++ = 0;  // attributes: unused
   p = put_varlong(p, timestamp_delta);
   p = put_varint(p, count_);
   p = put_nullable(p, key);
   if (value_owner != nullptr) {
     p = put_varint(p, static_cast<std::int32_t>(value->size()));
-    borrow(*value, *value_owner, static_cast<std::size_t>(p - buffer_.data()));
+    frame_.borrow(static_cast<std::size_t>(p - frame_.own.data()), *value, *value_owner);
+    borrowed_bytes_ += value->size();
   } else {
     p = put_nullable(p, value);
   }
@@ -149,18 +149,8 @@ void RecordBatchBuilder::append_record(std::int64_t timestamp, std::optional<Byt
     p = put_nullable(p, h.key);
     p = put_nullable(p, h.value);
   }
-  if (p != buffer_.data() + buffer_.size()) invariant_failure("record written at another size than computed");
+  if (p != frame_.own.data() + frame_.own.size()) invariant_failure("record written at another size than computed");
   ++count_;
-}
-
-void RecordBatchBuilder::borrow(ByteView bytes, const std::shared_ptr<const void>& owner, std::size_t at) {
-  // One reference per owner in a row keeps every slice alive: the frame
-  // holds them all until it is written or dropped.
-  const bool same_owner = !borrowed_.empty() && !borrowed_[owner_slice_].owner.owner_before(owner) &&
-                          !owner.owner_before(borrowed_[owner_slice_].owner);
-  if (!same_owner) owner_slice_ = borrowed_.size();
-  borrowed_.push_back(WireFrame::Borrowed{at, bytes, same_owner ? nullptr : owner});
-  borrowed_bytes_ += bytes.size();
 }
 
 void RecordBatchBuilder::append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp,
@@ -168,14 +158,14 @@ void RecordBatchBuilder::append_encoded(ByteView records, std::int32_t count, st
                                         const std::shared_ptr<const void>& owner) {
   if (count_ != 0) invariant_failure("encoded records appended to a batch that has records");
   if (count <= 0) invariant_failure("encoded records without a record count");
-  if (buffer_.size() + records.size() - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
+  if (frame_.own.size() + records.size() - layout::kLogOverhead > static_cast<std::size_t>(INT32_MAX)) {
     invariant_failure("batch over 2 GiB (the caller must stop at batch_bytes)");
   }
   if (owner && options_.compression == CompressionCodec::kNone) {
-    borrow(records, owner, layout::kHeaderSize);
-    encoded_borrowed_ = true;
+    frame_.borrow(layout::kHeaderSize, records, owner);
+    borrowed_bytes_ += records.size();
   } else {
-    buffer_.insert(buffer_.end(), records.begin(), records.end());
+    frame_.own.insert(frame_.own.end(), records.begin(), records.end());
   }
   known_crc_ = records_crc;
   known_crc_bytes_ = records.size();
@@ -204,18 +194,21 @@ void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size,
   // only the bytes after them are read.
   std::uint32_t crc = crc32c(ByteView(out + layout::kAttributes, layout::kRecords - layout::kAttributes));
   const std::size_t own_size = total_size - borrowed_bytes_;
+  const auto& borrowed = frame_.borrowed;
   std::size_t from = layout::kRecords;  // in `out`: own bytes not read yet
   std::size_t next_slice = 0;
   if (records_as_appended && known_crc_ && known_crc_bytes_ >= kKnownCrcMinBytes) {
     crc = crc32c_combine(crc, *known_crc_, known_crc_bytes_);
-    if (encoded_borrowed_) {
+    // A borrowed section is the only slice right after the header (a
+    // record's value comes after its own length).
+    if (!borrowed.empty() && borrowed.front().at == layout::kHeaderSize) {
       next_slice = 1;
     } else {
       from += known_crc_bytes_;
     }
   }
-  for (; next_slice < borrowed_.size(); ++next_slice) {
-    const WireFrame::Borrowed& slice = borrowed_[next_slice];
+  for (; next_slice < borrowed.size(); ++next_slice) {
+    const WireFrame::Borrowed& slice = borrowed[next_slice];
     crc = crc32c(ByteView(out + from, slice.at - from), crc);
     crc = crc32c(slice.bytes, crc);
     from = slice.at;
@@ -227,10 +220,9 @@ void RecordBatchBuilder::write_header(std::uint8_t* out, std::size_t total_size,
 WireFrame RecordBatchBuilder::build_frame() {
   WireFrame out;
   if (options_.compression == CompressionCodec::kNone) {
-    write_header(buffer_.data(), size_bytes(), true);
-    out.own = std::move(buffer_);
-    buffer_ = Bytes();  // a next batch reserves at its first append: one-shot builders never pay for it
-    out.borrowed = std::move(borrowed_);
+    write_header(frame_.own.data(), size_bytes(), true);
+    out = std::move(frame_);
+    frame_ = WireFrame();  // a next batch reserves at its first append: one-shot builders never pay for it
   } else {
     out.own = build();
     return out;
@@ -240,19 +232,19 @@ WireFrame RecordBatchBuilder::build_frame() {
 }
 
 Bytes RecordBatchBuilder::build() {
-  if (!borrowed_.empty()) {
+  if (!frame_.borrowed.empty()) {
     WireFrame pieces = build_frame();
     return pieces.flatten();
   }
   Bytes out;
   if (options_.compression == CompressionCodec::kNone) {
-    write_header(buffer_.data(), buffer_.size(), true);
-    out = std::move(buffer_);
-    buffer_ = Bytes();  // a next batch reserves at its first append: one-shot builders never pay for it
+    write_header(frame_.own.data(), frame_.own.size(), true);
+    out = std::move(frame_.own);
+    frame_.own = Bytes();  // a next batch reserves at its first append: one-shot builders never pay for it
   } else {
     // The records section is compressed as one stream; the header and
     // RecordsCount stay uncompressed.
-    const ByteView records(buffer_.data() + layout::kHeaderSize, buffer_.size() - layout::kHeaderSize);
+    const ByteView records(frame_.own.data() + layout::kHeaderSize, frame_.own.size() - layout::kHeaderSize);
     out.reserve(layout::kHeaderSize + records.size() / 2 + 64);
     out.resize(layout::kHeaderSize);
     compress_append(options_.compression, records, out,
@@ -267,11 +259,10 @@ Bytes RecordBatchBuilder::build() {
 }
 
 void RecordBatchBuilder::reset() {
-  buffer_.resize(layout::kHeaderSize);
-  borrowed_.clear();
+  frame_.own.resize(layout::kHeaderSize);
+  frame_.borrowed.clear();
+  frame_.owner_slice = 0;
   borrowed_bytes_ = 0;
-  owner_slice_ = 0;
-  encoded_borrowed_ = false;
   known_crc_.reset();
   known_crc_bytes_ = 0;
   count_ = 0;

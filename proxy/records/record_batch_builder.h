@@ -7,7 +7,6 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <vector>
 
 #include "proxy/base/bytes.h"
 #include "proxy/base/wire_frame.h"
@@ -51,6 +50,11 @@ class RecordBatchBuilder {
   // (issue 17: the copy was 10-13 % of the legacy path's CPU). A smaller
   // value costs less copied than as two more iovecs and their bookkeeping.
   static constexpr std::size_t kMinBorrowedValueBytes = 512;
+  // Whether a batch of `codec` borrows `value` (given an owner): the memory
+  // accounting counts ahead only what is copied.
+  static bool borrows_value(CompressionCodec codec, const std::optional<ByteView>& value) {
+    return codec == CompressionCodec::kNone && value && value->size() >= kMinBorrowedValueBytes;
+  }
   void append_borrowing_value(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
                               std::span<const RecordHeaderView> headers, const std::shared_ptr<const void>& owner);
 
@@ -78,7 +82,7 @@ class RecordBatchBuilder {
   // Uncompressed size of the batch built now: the 61-byte header plus the
   // records. An upper bound of the compressed size, give or take the codec's
   // few bytes of framing for incompressible data.
-  std::size_t size_bytes() const { return buffer_.size() + borrowed_bytes_; }
+  std::size_t size_bytes() const { return frame_.own.size() + borrowed_bytes_; }
   // What size_bytes() would be after appending this record.
   std::size_t size_bytes_with(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
                               std::span<const RecordHeaderView> headers = {}) const;
@@ -100,7 +104,6 @@ class RecordBatchBuilder {
  private:
   void append_record(std::int64_t timestamp, std::optional<ByteView> key, std::optional<ByteView> value,
                      std::span<const RecordHeaderView> headers, const std::shared_ptr<const void>* value_owner);
-  void borrow(ByteView bytes, const std::shared_ptr<const void>& owner, std::size_t at);
   std::size_t record_body_size(std::int64_t timestamp_delta, std::int32_t offset_delta, std::optional<ByteView> key,
                                std::optional<ByteView> value, std::span<const RecordHeaderView> headers) const;
   // `records_as_appended`: `out` (with the borrowed slices at their
@@ -111,14 +114,11 @@ class RecordBatchBuilder {
 
   RecordBatchBuildOptions options_;
   std::size_t expected_bytes_ = 0;
-  Bytes buffer_;  // header placeholder + records, uncompressed, but for the borrowed bytes
-  // Bytes not copied, each before the byte of buffer_ at its `at`: an
-  // encoded section (right after the header) or record values. Only the
-  // first slice of each owner in a row holds it; the others need not.
-  std::vector<WireFrame::Borrowed> borrowed_;
+  // own: header placeholder + records, uncompressed, but for the borrowed
+  // bytes; borrowed: an encoded section (right after the header) or record
+  // values, each slice before the own byte at its `at`.
+  WireFrame frame_;
   std::size_t borrowed_bytes_ = 0;
-  std::size_t owner_slice_ = 0;    // the slice holding the last owner borrowed from
-  bool encoded_borrowed_ = false;  // borrowed_ starts with the encoded section
   std::int32_t count_ = 0;
   std::int64_t base_timestamp_ = -1;
   std::int64_t max_timestamp_ = -1;
