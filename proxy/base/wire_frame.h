@@ -32,7 +32,9 @@ struct WireFrame {
   // A run of slices of one owner holds it once, in its first slice: the
   // frame keeps them all until it is written or dropped.
   void borrow(std::size_t at, ByteView bytes, const std::shared_ptr<const void>& owner) {
-    const bool same_owner = !borrowed.empty() && !borrowed[owner_slice].owner.owner_before(owner) &&
+    // Bounds-checked, not just non-empty: `borrowed` is public, so a caller
+    // that shrinks it without resetting `owner_slice` must not read past it.
+    const bool same_owner = owner_slice < borrowed.size() && !borrowed[owner_slice].owner.owner_before(owner) &&
                             !owner.owner_before(borrowed[owner_slice].owner);
     if (!same_owner) owner_slice = borrowed.size();
     borrowed.push_back(Borrowed{at, bytes, same_owner ? nullptr : owner});

@@ -2,6 +2,7 @@
 // cannot fail; sizes that must be known up front are patched afterwards.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <cstring>
@@ -62,6 +63,12 @@ class WireWriter {
     if (pieces.borrowed.empty()) {
       payload(ByteView(pieces.own), owner);
       return;
+    }
+    // At most one slice per borrowed piece: the list grows at most once per
+    // batch, and geometrically (an exact reserve would reallocate per batch).
+    auto& slices = frame_->borrowed;
+    if (const std::size_t need = slices.size() + pieces.borrowed.size(); slices.capacity() < need) {
+      slices.reserve(std::max(need, 2 * slices.capacity()));
     }
     pieces.for_each_piece([&](ByteView piece) { borrow_or_copy(piece, owner, min_piece_bytes_); });
   }

@@ -1,5 +1,6 @@
 #include "proxy/records/record_batch_builder.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -139,6 +140,11 @@ void RecordBatchBuilder::append_record(std::int64_t timestamp, std::optional<Byt
   p = put_nullable(p, key);
   if (value_owner != nullptr) {
     p = put_varint(p, static_cast<std::int32_t>(value->size()));
+    // A batch of borrowed values holds at most one slice per value that
+    // fits the batch expected: sized once instead of doubling per value.
+    if (frame_.borrowed.capacity() == 0) {
+      frame_.borrowed.reserve(std::min<std::size_t>(expected_bytes_ / kMinBorrowedValueBytes + 1, 256));
+    }
     frame_.borrow(static_cast<std::size_t>(p - frame_.own.data()), *value, *value_owner);
     borrowed_bytes_ += value->size();
   } else {
