@@ -12,11 +12,12 @@
 # listener against a legacy client through the proxy whose upstream is TLS.
 # Workload 10 is added latency in paired rounds against the test cluster and
 # Kafka 4.4.0, workload 11 the proxy's own ceiling with 100 B records (issue 17).
-# `--baseline BINARY` adds an older produce-proxy to workloads 3, 8 and 10 as
-# case `before_*`, so before and after are measured in the same run.
+# `--baseline BINARY` adds an older produce-proxy to workloads 3, 6, 7, 8, 10
+# and 11 as case `before*`, so before and after are measured in the same run;
+# it reads the example config of its own tree (or --baseline-config).
 #
 #   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11"] [--reps N]
-#                    [--baseline PATH]
+#                    [--baseline PATH [--baseline-config TOML]]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
 # plot per workload, gnuplot) and the generated part of docs/BENCHMARKS.md.
@@ -29,7 +30,7 @@ python=/usr/bin/python3  # Debian's, whichever python3 comes first on PATH
 report=$root/tests/bench/bench_report.py
 
 args="$*"
-skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7 8 9 10 11" reps=3 baseline=""
+skip_build=0 quick=0 keep=0 only="1 2 3 4 5 6 7 8 9 10 11" reps=3 baseline="" baseline_config=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) skip_build=1 ;;
@@ -38,7 +39,8 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --reps) reps=$2; shift ;;
     --baseline) baseline=$(realpath "$2"); shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --baseline-config) baseline_config=$(realpath "$2"); shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -80,6 +82,16 @@ bin_cluster=$build/tests/broker/test-cluster
 bin_rdk=$build/tests/bench/bench_rdkafka_producer
 bin_open=$build/tests/bench/bench_open_loop
 bin_chatty=$build/tests/bench/bench_chatty_client
+
+# An older binary refuses the keys added since, so it runs with the example
+# config of its own tree: the first config/produce-proxy.example.toml above it
+# (as in a build tree), or --baseline-config.
+if [ -n "$baseline" ] && [ -z "$baseline_config" ]; then
+  d=$(dirname "$baseline")
+  while [ "$d" != / ] && [ ! -f "$d/config/produce-proxy.example.toml" ]; do d=$(dirname "$d"); done
+  [ -f "$d/config/produce-proxy.example.toml" ] || { log "no example config above $baseline: pass --baseline-config"; exit 2; }
+  baseline_config=$d/config/produce-proxy.example.toml
+fi
 
 # ---- processes -------------------------------------------------------------
 
@@ -127,7 +139,9 @@ start_proxy() {
   proxy_count=$((proxy_count + 1))  # one log per proxy: several may run at once
   local log_file=$work/proxy.$proxy_count${proxy_binary:+.baseline}.log
   : > "$log_file"
-  "${proxy_binary:-$bin_proxy}" --config "$root/config/produce-proxy.example.toml" \
+  local config=$root/config/produce-proxy.example.toml
+  [ -n "$proxy_binary" ] && config=$baseline_config
+  "${proxy_binary:-$bin_proxy}" --config "$config" \
     --set "upstream.bootstrap_servers=[\"${bootstrap//,/\",\"}\"]" \
     --set listener.address=127.0.0.1:0 --set metrics.address=127.0.0.1:0 \
     --set shutdown.drain_timeout_ms=3000 "$@" > "$log_file" 2>&1 {cluster_fd}>&- &
@@ -385,8 +399,42 @@ workload5() {  # memory: idle, 1,000 idle connections, stalled upstream
 }
 
 workload6() {  # CPU seconds per GB, with and without compression
-  local codec
-  for codec in none lz4 zstd; do
+  local codec rep cases c n
+  # Uncompressed is issue 17's goal (proxy <= 0.25x the direct producer's
+  # CPU per GB) for both client shapes: repetitions with the order rotated,
+  # every proxy (and the --baseline binary's) up on one cluster per
+  # repetition, ratios against the direct run of the same repetition.
+  for rep in $(seq "$reps"); do
+    cases=(direct proxy proxy_legacy)
+    [ -n "$baseline" ] && cases+=(before before_legacy)
+    n=$(( (rep - 1) % ${#cases[@]} ))
+    cases=("${cases[@]:$n}" "${cases[@]:0:$n}")
+    log "w6 none rep $rep: ${cases[*]}"
+    start_cluster --brokers 3 --topic w6:16
+    local -A addr=() pid=() metrics=()
+    for c in "${cases[@]}"; do
+      [ "$c" = direct ] && continue
+      [ "${c%%_*}" = before ] && proxy_binary=$baseline
+      start_proxy --set producer.compression=none
+      proxy_binary=""
+      addr[$c]=$proxy_addr pid[$c]=$proxy_pid metrics[$c]=$metrics_addr
+    done
+    for c in "${cases[@]}"; do
+      if [ "$c" = direct ]; then
+        run workload=6 case=direct codec=none rep="$rep" -- \
+          rdk --bootstrap "$bootstrap" --topic w6 --acks all --idempotence 1 --compression none
+        continue
+      fi
+      local shape=()
+      [ "${c##*_}" = legacy ] && shape=(--legacy 1)
+      proxy_pid=${pid[$c]} metrics_addr=${metrics[$c]}
+      proxy_run workload=6 case="$c" codec=none rep="$rep" -- \
+        rdk --bootstrap "${addr[$c]}" --topic w6 --acks all "${shape[@]}"
+    done
+    for c in "${!pid[@]}"; do proxy_pid=${pid[$c]}; stop_proxy; done
+    stop_cluster
+  done
+  for codec in lz4 zstd; do
     log "w6: $codec"
     start_cluster --brokers 3 --topic w6:16
     run workload=6 case=direct codec=$codec -- \
@@ -483,23 +531,34 @@ w7_case() {
 }
 
 workload7() {  # overhead against real Apache Kafka 4.4.0: 1 KiB, 16 partitions, acks=all
-  local rep cases c java_libs="" n
+  local rep cases c java_libs="" n before_metrics="" after_metrics=""
   if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
     log "w7: skipped, java and mvn are needed (scripts/setup.sh)"; return 0
   fi
   java_libs=$("$python" "$root/tests/bench/bench_kafka.py" java-libs 2>> "$work/tools.err" | tail -1) ||
     { log "w7: no kafka-tools jar, the Java case is skipped: $(tail -2 "$work/tools.err")"; java_libs=""; }
   for rep in $(seq "$reps"); do
-    # Rotated per repetition as in workload 1 (4 cases: each position once
-    # in 4 repetitions).
+    # Rotated per repetition as in workload 1 (each case first once in as
+    # many repetitions as there are cases).
     cases=(direct proxy_legacy proxy_v7 java)
-    n=$(( (rep - 1) % 4 ))
+    [ -n "$baseline" ] && cases+=(before_legacy)
+    n=$(( (rep - 1) % ${#cases[@]} ))
     cases=("${cases[@]:$n}" "${cases[@]:0:$n}")
     log "w7 rep $rep: ${cases[*]}"
     start_kafka --topic w7:16 || return 0
+    local before_addr="" before_pid="" after_pid
+    if [ -n "$baseline" ]; then
+      proxy_binary=$baseline start_proxy
+      before_addr=$proxy_addr before_pid=$proxy_pid before_metrics=$metrics_addr
+    fi
     start_proxy
+    after_pid=$proxy_pid after_metrics=$metrics_addr
     for c in "${cases[@]}"; do
+      proxy_pid=$after_pid metrics_addr=$after_metrics
       case $c in
+        before_legacy) proxy_pid=$before_pid metrics_addr=$before_metrics
+          w7_case proxy_run workload=7 case=before_legacy rep="$rep" -- \
+          rdk --bootstrap "$before_addr" --topic w7 --acks all --legacy 1 --count $w7_count ;;
         direct) w7_case run workload=7 case=direct rep="$rep" -- \
           rdk --bootstrap "$bootstrap" --topic w7 --acks all --idempotence 1 --count $w7_count ;;
         proxy_legacy) w7_case proxy_run workload=7 case=proxy_legacy rep="$rep" -- \
@@ -515,7 +574,9 @@ workload7() {  # overhead against real Apache Kafka 4.4.0: 1 KiB, 16 partitions,
             --record-bytes $record_bytes --prop acks=all --prop batch.size=1000000 ;;
       esac
     done
-    stop_proxy; stop_cluster
+    proxy_pid=$after_pid; stop_proxy
+    if [ -n "$before_pid" ]; then proxy_pid=$before_pid; stop_proxy; fi
+    stop_cluster
   done
 }
 
@@ -614,13 +675,22 @@ w11_load() {
 }
 
 workload11() {  # records/s per proxy CPU-second, 100 B records
-  local rep layout
+  local rep layout layouts=(shared pinned direct) after_pid after_metrics before_pid="" before_metrics before_addr
   log "w11: $w11_clients clients of 100 B records, shared and pinned, $w11_reps repetitions"
   start_cluster --brokers 3 --topic w11:16
+  # With --baseline, the older binary takes the same load in the shared
+  # layout, on the same cluster, between the others.
+  if [ -n "$baseline" ]; then
+    proxy_binary=$baseline start_proxy --set producer.compression=none
+    before_pid=$proxy_pid before_metrics=$metrics_addr before_addr=$proxy_addr
+    layouts=(shared before pinned direct)
+  fi
   start_proxy --set producer.compression=none
+  after_pid=$proxy_pid after_metrics=$metrics_addr
   for rep in $(seq "$w11_reps"); do
-    for layout in shared pinned direct; do
+    for layout in "${layouts[@]}"; do
       rm -f "$work"/w11.*.json
+      proxy_pid=$after_pid metrics_addr=$after_metrics
       if [ "$layout" = pinned ]; then
         taskset -a -pc 0 "$proxy_pid" >/dev/null; taskset -a -pc 1 "$cluster_pid" >/dev/null
         proxy_run workload=11 case=pinned rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$proxy_addr" 1
@@ -628,6 +698,10 @@ workload11() {  # records/s per proxy CPU-second, 100 B records
         taskset -a -pc 0,1 "$proxy_pid" >/dev/null; taskset -a -pc 0,1 "$cluster_pid" >/dev/null
         if [ "$layout" = shared ]; then
           proxy_run workload=11 case=shared rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$proxy_addr" ""
+        elif [ "$layout" = before ]; then
+          proxy_pid=$before_pid metrics_addr=$before_metrics
+          proxy_run workload=11 case=before rep="$rep" clients="$w11_clients" record_bytes=100 -- \
+            w11_load "$before_addr" ""
         else
           # The same clients straight to the cluster (not idempotent, as
           # behind the proxy): what the cluster and clients alone reach.
@@ -636,7 +710,9 @@ workload11() {  # records/s per proxy CPU-second, 100 B records
       fi
     done
   done
-  stop_proxy; stop_cluster
+  proxy_pid=$after_pid; stop_proxy
+  if [ -n "$before_pid" ]; then proxy_pid=$before_pid; stop_proxy; fi
+  stop_cluster
 }
 
 # ---- workload 9: TLS upstream against real Apache Kafka 4.4.0 (issue 15) ----

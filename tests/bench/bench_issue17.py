@@ -124,6 +124,7 @@ def workload10(rows):
 
 W11_CASES = (("pinned", "proxy on core 0 alone (taskset), clients and cluster on core 1"),
              ("shared", "through the proxy, the scheduler places everything"),
+             ("before", "through the `--baseline` binary, shared as above"),
              ("direct", "the same clients straight to the cluster"))
 
 

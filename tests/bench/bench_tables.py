@@ -260,26 +260,63 @@ def workload5(rows):
     return body
 
 
+W6_CASES = [("proxy", "Produce v7 client"), ("proxy_legacy", "legacy client (Produce v1, magic 0)"),
+            ("before", "Produce v7 client, `--baseline` binary"),
+            ("before_legacy", "legacy client, `--baseline` binary")]
+
+
+def _w6_pairs(rows, codec, case):
+    """(proxy run, direct run of the same repetition) for one codec and case."""
+    direct = {r.get("rep", 1): r for r in pick(rows, 6, "direct", codec=codec)}
+    return [(p, direct[p.get("rep", 1)]) for p in pick(rows, 6, case, codec=codec) if p.get("rep", 1) in direct]
+
+
+def w6_ratio(rows, codec, case):
+    """(median, [each rep]) of the proxy's CPU per GB / the direct producer's."""
+    each = []
+    for p, d in _w6_pairs(rows, codec, case):
+        pc, dc = per_gb(p.get("proxy_cpu_s"), p.get("bytes")), per_gb(d.get("cpu_s"), d.get("bytes"))
+        if pc is not None and dc:
+            each.append(pc / dc)
+    return med(each), each
+
+
 def workload6(rows):
-    body = ["| codec | direct producer CPU s/GB | proxy CPU s/GB | app behind the proxy CPU s/GB | proxy / direct "
-            "| (app + proxy) / direct | direct MB/s | proxy MB/s | proxy upstream bytes per record byte |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    body = ["| codec | case | runs | direct producer CPU s/GB | proxy CPU s/GB | proxy / direct (median; each rep) "
+            "| app behind the proxy CPU s/GB | (app + proxy) / direct | direct MB/s | proxy MB/s "
+            "| proxy upstream bytes per record byte |",
+            "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     for codec in ("none", "lz4", "zstd"):
-        d, p = pick(rows, 6, "direct", codec=codec), pick(rows, 6, "proxy", codec=codec)
-        if not d or not p:
+        for case, what in W6_CASES:
+            pairs = _w6_pairs(rows, codec, case)
+            if not pairs:
+                continue
+            ps, ds = [p for p, _ in pairs], [d for _, d in pairs]
+            dc = med([per_gb(d["cpu_s"], d["bytes"]) for d in ds])
+            pc = med([per_gb(p.get("proxy_cpu_s"), p["bytes"]) for p in ps])
+            ac = med([per_gb(p["cpu_s"], p["bytes"]) for p in ps])
+            both = med([(per_gb(p["cpu_s"], p["bytes"]) + per_gb(p["proxy_cpu_s"], p["bytes"]))
+                        / per_gb(d["cpu_s"], d["bytes"]) for p, d in pairs if p.get("proxy_cpu_s") and d.get("cpu_s")])
+            wire = med([p["batch_bytes_sum"] / p["bytes"] for p in ps if p.get("batch_bytes_sum")])
+            body.append(f"| {codec} | `{case}`: {what} | {len(pairs)} | {f(dc)} | {f(pc)} "
+                        f"| {_ratio_cell(*w6_ratio(rows, codec, case)) or 'n/a'} | {f(ac)} | {f(both)} "
+                        f"| {f(med([d['mb_per_s'] for d in ds]), 1)} | {f(med([p['mb_per_s'] for p in ps]), 1)} "
+                        f"| {f(wire)} |")
+    for case in ("proxy", "proxy_legacy"):
+        m, _ = w6_ratio(rows, "none", case)
+        if m is None:
             continue
-        d, p = d[-1], p[-1]
-        dc, pc, ac = per_gb(d["cpu_s"], d["bytes"]), per_gb(p["proxy_cpu_s"], p["bytes"]), per_gb(p["cpu_s"], p["bytes"])
-        body.append(f"| {codec} | {f(dc)} | {f(pc)} | {f(ac)} | {f(pc / dc)} | {f((ac + pc) / dc)} "
-                    f"| {f(d['mb_per_s'], 1)} | {f(p['mb_per_s'], 1)} "
-                    f"| {f(p['batch_bytes_sum'] / p['bytes'] if p.get('batch_bytes_sum') else None)} |")
+        before, _ = w6_ratio(rows, "none", case.replace("proxy", "before"))
+        body.append(f"\nGoal proxy CPU per GB <= 0.25x the direct producer's, uncompressed, `{case}`: {m:.2f}, "
+                    f"{goal(m <= 0.25)}" + (f" (`--baseline` binary: {before:.2f})." if before is not None else "."))
     return body
 
 
 W7_CASES = [("direct", "librdkafka 2.0.2, idempotent, straight to Kafka (baseline)"),
             ("proxy_legacy", "librdkafka legacy mode (Produce v1, magic 0) through produce-proxy"),
             ("proxy_v7", "librdkafka default mode (Produce v7, no idempotence) through produce-proxy"),
-            ("java", "Kafka's Java producer 4.4.0 (`ProducerPerformance`), idempotent, `batch.size` 1,000,000, straight to Kafka")]
+            ("java", "Kafka's Java producer 4.4.0 (`ProducerPerformance`), idempotent, `batch.size` 1,000,000, straight to Kafka"),
+            ("before_legacy", "legacy client through the `--baseline` binary")]
 
 
 def w7_rows(rows):
@@ -295,6 +332,33 @@ def w7_ratio(rows, case, base):
 
 def _ratio_cell(m, each):
     return f"{m:.2f} ({', '.join(f'{x:.2f}' for x in each)})" if m is not None else ""
+
+
+def w7_cpu_ratio(rows, case):
+    """(median, [each rep]) of the proxy's CPU per GB / librdkafka direct's, paired by repetition."""
+    direct = {r.get("rep", 1): r for r in pick(w7_rows(rows), 7, "direct")}
+    each = []
+    for r in pick(w7_rows(rows), 7, case):
+        d = direct.get(r.get("rep", 1))
+        pc = per_gb(r.get("proxy_cpu_s"), r.get("bytes"))
+        dc = per_gb(d.get("cpu_s"), d.get("bytes")) if d else None
+        if pc is not None and dc:
+            each.append(pc / dc)
+    return med(each), each
+
+
+def workload7_cpu(rows):
+    """The CPU goal of issue 17 against Kafka: the proxy's CPU per GB against the direct producer's."""
+    lines = []
+    for case in ("proxy_legacy", "proxy_v7"):
+        m, each = w7_cpu_ratio(rows, case)
+        if m is None:
+            continue
+        before = w7_cpu_ratio(rows, "before_legacy")[0] if case == "proxy_legacy" else None
+        lines.append(f"Kafka 4.4.0: goal proxy CPU per GB <= 0.25x librdkafka direct's, `{case}`: "
+                     f"{_ratio_cell(m, each)}, {goal(m <= 0.25)}"
+                     + (f" (`--baseline` binary: {before:.2f})." if before is not None else "."))
+    return lines
 
 
 def workload7(rows):
@@ -321,6 +385,7 @@ def workload7(rows):
                     f"records/s); CPU is the JVM's whole life."
                     + (f" {partial} run(s) hit the duration bound and are rated from the tool's one-second windows."
                        if partial else ""))
+    body += ["\n" + line for line in workload7_cpu(rows)]
     failed = [r for r in pick(rows, 7) if not r.get("records_per_s")]
     for r in failed:
         body.append(f"\nRun failed: `{r.get('case')}` rep {r.get('rep')}: {r.get('error') or r.get('first_error')}")
@@ -372,6 +437,6 @@ def headlines(rows):
     m, _ = bench_tls_tables.ratio(rows, "proxy_legacy_tls", "direct_tls")
     if m is not None:
         out.append(f"w9 (Kafka 4.4.0, TLS) proxy_legacy_tls/direct_tls records/s: {m:.2f}")
-    for body in (workload2(rows), workload3(rows), workload4(rows), workload8(rows)):
+    for body in (workload2(rows), workload3(rows), workload4(rows), workload6(rows), workload7_cpu(rows), workload8(rows)):
         out += [line.strip() for line in body if "goal" in line or "Ratio" in line or "/ librdkafka" in line]
     return out + bench_issue17.headlines(rows)
