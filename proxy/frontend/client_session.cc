@@ -86,9 +86,15 @@ bool ClientSession::parked_request_fits() const {
 // the other's records time out.
 std::size_t ClientSession::decode_room() const {
   const std::size_t room = context_->sink.memory_budget().room();
-  if (over_share() || context_->active_with(counted_active_) < 2 || !context_->under_share_held) return room;
-  const std::size_t held = context_->under_share_held(context_->fair_share(counted_active_));
   const std::size_t headroom = context_->share_headroom();
+  // What is left of the headroom is at most all of it: with that much room
+  // the answer is the room, without going round every session to count
+  // what the others hold (issue 17: with 64 chatty clients the round was
+  // 2.7 % of the proxy's CPU, once per request).
+  if (room >= headroom || over_share() || context_->active_with(counted_active_) < 2 || !context_->under_share_held) {
+    return room;
+  }
+  const std::size_t held = context_->under_share_held(context_->fair_share(counted_active_));
   return held < headroom ? std::max(room, headroom - held) : room;
 }
 
