@@ -173,6 +173,28 @@ wait_or_kill() {
   wait "$pid" 2>/dev/null || true
 }
 
+# start_pair ARGS...: this build's proxy and, with --baseline, the older one
+# beside it in front of the same cluster; sets after_{pid,addr,metrics} and
+# before_{pid,addr,metrics} (empty without --baseline).
+start_pair() {
+  before_pid="" before_addr="" before_metrics=""
+  if [ -n "$baseline" ]; then
+    proxy_binary=$baseline start_proxy "$@"
+    before_pid=$proxy_pid before_addr=$proxy_addr before_metrics=$metrics_addr
+  fi
+  start_proxy "$@"
+  after_pid=$proxy_pid after_addr=$proxy_addr after_metrics=$metrics_addr
+}
+# use_proxy before|after: the one proxy_run measures next.
+use_proxy() {
+  if [ "$1" = before ]; then proxy_pid=$before_pid metrics_addr=$before_metrics
+  else proxy_pid=$after_pid metrics_addr=$after_metrics; fi
+}
+stop_pair() {
+  proxy_pid=$after_pid; stop_proxy
+  if [ -n "$before_pid" ]; then proxy_pid=$before_pid; stop_proxy; fi
+}
+
 # CPU seconds (user + system) a process has used so far.
 proc_cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 proc_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
@@ -411,28 +433,21 @@ workload6() {  # CPU seconds per GB, with and without compression
     cases=("${cases[@]:$n}" "${cases[@]:0:$n}")
     log "w6 none rep $rep: ${cases[*]}"
     start_cluster --brokers 3 --topic w6:16
-    local -A addr=() pid=() metrics=()
-    for c in "${cases[@]}"; do
-      [ "$c" = direct ] && continue
-      [ "${c%%_*}" = before ] && proxy_binary=$baseline
-      start_proxy --set producer.compression=none
-      proxy_binary=""
-      addr[$c]=$proxy_addr pid[$c]=$proxy_pid metrics[$c]=$metrics_addr
-    done
+    start_pair --set producer.compression=none
     for c in "${cases[@]}"; do
       if [ "$c" = direct ]; then
         run workload=6 case=direct codec=none rep="$rep" -- \
           rdk --bootstrap "$bootstrap" --topic w6 --acks all --idempotence 1 --compression none
         continue
       fi
-      local shape=()
+      # proxy*: this build, before*: the baseline; *_legacy: Produce v1.
+      local which=after to=$after_addr shape=()
+      [ "${c%%_*}" = before ] && which=before to=$before_addr
       [ "${c##*_}" = legacy ] && shape=(--legacy 1)
-      proxy_pid=${pid[$c]} metrics_addr=${metrics[$c]}
-      proxy_run workload=6 case="$c" codec=none rep="$rep" -- \
-        rdk --bootstrap "${addr[$c]}" --topic w6 --acks all "${shape[@]}"
+      use_proxy $which
+      proxy_run workload=6 case="$c" codec=none rep="$rep" -- rdk --bootstrap "$to" --topic w6 --acks all "${shape[@]}"
     done
-    for c in "${!pid[@]}"; do proxy_pid=${pid[$c]}; stop_proxy; done
-    stop_cluster
+    stop_pair; stop_cluster
   done
   for codec in lz4 zstd; do
     log "w6: $codec"
@@ -453,15 +468,9 @@ workload8() {  # one synchronous client: one record, wait for the ack, repeat
   # machine cancels within a pair. Produce v3 both ways: the only
   # difference is the hop.
   local pair c cases one=(--topic w8 --connections 1 --version 3 --acks 1 --count 100000 --duration-s 1)
-  local after_addr before_addr="" after_pid before_pid=""
   log "w8: one synchronous client, $w8_pairs interleaved pairs"
   start_cluster --brokers 3 --topic w8:1
-  if [ -n "$baseline" ]; then
-    proxy_binary=$baseline start_proxy
-    before_addr=$proxy_addr before_pid=$proxy_pid
-  fi
-  start_proxy
-  after_addr=$proxy_addr after_pid=$proxy_pid
+  start_pair
   for pair in $(seq "$w8_pairs"); do
     cases=(direct proxy)
     [ -n "$baseline" ] && cases+=(before)
@@ -474,9 +483,7 @@ workload8() {  # one synchronous client: one record, wait for the ack, repeat
       esac
     done
   done
-  proxy_pid=$after_pid; stop_proxy
-  if [ -n "$before_pid" ]; then proxy_pid=$before_pid; stop_proxy; fi
-  stop_cluster
+  stop_pair; stop_cluster
 }
 
 # ---- workload 7: real Apache Kafka 4.4.0 ------------------------------------
@@ -531,7 +538,7 @@ w7_case() {
 }
 
 workload7() {  # overhead against real Apache Kafka 4.4.0: 1 KiB, 16 partitions, acks=all
-  local rep cases c java_libs="" n before_metrics="" after_metrics=""
+  local rep cases c java_libs="" n
   if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
     log "w7: skipped, java and mvn are needed (scripts/setup.sh)"; return 0
   fi
@@ -546,17 +553,11 @@ workload7() {  # overhead against real Apache Kafka 4.4.0: 1 KiB, 16 partitions,
     cases=("${cases[@]:$n}" "${cases[@]:0:$n}")
     log "w7 rep $rep: ${cases[*]}"
     start_kafka --topic w7:16 || return 0
-    local before_addr="" before_pid="" after_pid
-    if [ -n "$baseline" ]; then
-      proxy_binary=$baseline start_proxy
-      before_addr=$proxy_addr before_pid=$proxy_pid before_metrics=$metrics_addr
-    fi
-    start_proxy
-    after_pid=$proxy_pid after_metrics=$metrics_addr
+    start_pair
     for c in "${cases[@]}"; do
-      proxy_pid=$after_pid metrics_addr=$after_metrics
+      use_proxy after
       case $c in
-        before_legacy) proxy_pid=$before_pid metrics_addr=$before_metrics
+        before_legacy) use_proxy before
           w7_case proxy_run workload=7 case=before_legacy rep="$rep" -- \
           rdk --bootstrap "$before_addr" --topic w7 --acks all --legacy 1 --count $w7_count ;;
         direct) w7_case run workload=7 case=direct rep="$rep" -- \
@@ -574,9 +575,7 @@ workload7() {  # overhead against real Apache Kafka 4.4.0: 1 KiB, 16 partitions,
             --record-bytes $record_bytes --prop acks=all --prop batch.size=1000000 ;;
       esac
     done
-    proxy_pid=$after_pid; stop_proxy
-    if [ -n "$before_pid" ]; then proxy_pid=$before_pid; stop_proxy; fi
-    stop_cluster
+    stop_pair; stop_cluster
   done
 }
 
@@ -675,31 +674,26 @@ w11_load() {
 }
 
 workload11() {  # records/s per proxy CPU-second, 100 B records
-  local rep layout layouts=(shared pinned direct) after_pid after_metrics before_pid="" before_metrics before_addr
+  local rep layout layouts=(shared pinned direct)
   log "w11: $w11_clients clients of 100 B records, shared and pinned, $w11_reps repetitions"
   start_cluster --brokers 3 --topic w11:16
+  start_pair --set producer.compression=none
   # With --baseline, the older binary takes the same load in the shared
   # layout, on the same cluster, between the others.
-  if [ -n "$baseline" ]; then
-    proxy_binary=$baseline start_proxy --set producer.compression=none
-    before_pid=$proxy_pid before_metrics=$metrics_addr before_addr=$proxy_addr
-    layouts=(shared before pinned direct)
-  fi
-  start_proxy --set producer.compression=none
-  after_pid=$proxy_pid after_metrics=$metrics_addr
+  [ -n "$baseline" ] && layouts=(shared before pinned direct)
   for rep in $(seq "$w11_reps"); do
     for layout in "${layouts[@]}"; do
       rm -f "$work"/w11.*.json
-      proxy_pid=$after_pid metrics_addr=$after_metrics
+      use_proxy after
       if [ "$layout" = pinned ]; then
         taskset -a -pc 0 "$proxy_pid" >/dev/null; taskset -a -pc 1 "$cluster_pid" >/dev/null
-        proxy_run workload=11 case=pinned rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$proxy_addr" 1
+        proxy_run workload=11 case=pinned rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$after_addr" 1
       else
         taskset -a -pc 0,1 "$proxy_pid" >/dev/null; taskset -a -pc 0,1 "$cluster_pid" >/dev/null
         if [ "$layout" = shared ]; then
-          proxy_run workload=11 case=shared rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$proxy_addr" ""
+          proxy_run workload=11 case=shared rep="$rep" clients="$w11_clients" record_bytes=100 -- w11_load "$after_addr" ""
         elif [ "$layout" = before ]; then
-          proxy_pid=$before_pid metrics_addr=$before_metrics
+          use_proxy before
           proxy_run workload=11 case=before rep="$rep" clients="$w11_clients" record_bytes=100 -- \
             w11_load "$before_addr" ""
         else
@@ -710,9 +704,7 @@ workload11() {  # records/s per proxy CPU-second, 100 B records
       fi
     done
   done
-  proxy_pid=$after_pid; stop_proxy
-  if [ -n "$before_pid" ]; then proxy_pid=$before_pid; stop_proxy; fi
-  stop_cluster
+  stop_pair; stop_cluster
 }
 
 # ---- workload 9: TLS upstream against real Apache Kafka 4.4.0 (issue 15) ----
