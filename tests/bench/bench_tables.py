@@ -36,10 +36,24 @@ def per_gb(cpu, nbytes):
     return cpu / (nbytes / 1e9) if cpu is not None and nbytes else None
 
 
+def rep_pairs(rows, workload, case, base, **tags):
+    """(run, the `base` run of the same repetition) for each run of `case`."""
+    by_rep = {r.get("rep", 1): r for r in pick(rows, workload, base, **tags)}
+    return [(r, by_rep[r.get("rep", 1)]) for r in pick(rows, workload, case, **tags) if r.get("rep", 1) in by_rep]
+
+
 def rep_ratios(rows, workload, case, base, key="records_per_s"):
-    by_rep = {r.get("rep", 1): r for r in pick(rows, workload, base)}
-    return [r[key] / by_rep[r.get("rep", 1)][key] for r in pick(rows, workload, case)
-            if r.get("rep", 1) in by_rep and by_rep[r.get("rep", 1)].get(key)]
+    return [r[key] / b[key] for r, b in rep_pairs(rows, workload, case, base) if b.get(key)]
+
+
+def cpu_ratios(pairs):
+    """(median, [each]) of the proxy's CPU per GB / the direct producer's, per (proxy run, direct run) pair."""
+    each = []
+    for p, d in pairs:
+        pc, dc = per_gb(p.get("proxy_cpu_s"), p.get("bytes")), per_gb(d.get("cpu_s"), d.get("bytes"))
+        if pc is not None and dc:
+            each.append(pc / dc)
+    return med(each), each
 
 
 W1_CASES = [("direct", "librdkafka, idempotent, Produce v7, straight to the cluster (baseline)"),
@@ -265,22 +279,6 @@ W6_CASES = [("proxy", "Produce v7 client"), ("proxy_legacy", "legacy client (Pro
             ("before_legacy", "legacy client, `--baseline` binary")]
 
 
-def _w6_pairs(rows, codec, case):
-    """(proxy run, direct run of the same repetition) for one codec and case."""
-    direct = {r.get("rep", 1): r for r in pick(rows, 6, "direct", codec=codec)}
-    return [(p, direct[p.get("rep", 1)]) for p in pick(rows, 6, case, codec=codec) if p.get("rep", 1) in direct]
-
-
-def w6_ratio(rows, codec, case):
-    """(median, [each rep]) of the proxy's CPU per GB / the direct producer's."""
-    each = []
-    for p, d in _w6_pairs(rows, codec, case):
-        pc, dc = per_gb(p.get("proxy_cpu_s"), p.get("bytes")), per_gb(d.get("cpu_s"), d.get("bytes"))
-        if pc is not None and dc:
-            each.append(pc / dc)
-    return med(each), each
-
-
 def workload6(rows):
     body = ["| codec | case | runs | direct producer CPU s/GB | proxy CPU s/GB | proxy / direct (median; each rep) "
             "| app behind the proxy CPU s/GB | (app + proxy) / direct | direct MB/s | proxy MB/s "
@@ -288,7 +286,7 @@ def workload6(rows):
             "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     for codec in ("none", "lz4", "zstd"):
         for case, what in W6_CASES:
-            pairs = _w6_pairs(rows, codec, case)
+            pairs = rep_pairs(rows, 6, case, "direct", codec=codec)
             if not pairs:
                 continue
             ps, ds = [p for p, _ in pairs], [d for _, d in pairs]
@@ -299,16 +297,18 @@ def workload6(rows):
                         / per_gb(d["cpu_s"], d["bytes"]) for p, d in pairs if p.get("proxy_cpu_s") and d.get("cpu_s")])
             wire = med([p["batch_bytes_sum"] / p["bytes"] for p in ps if p.get("batch_bytes_sum")])
             body.append(f"| {codec} | `{case}`: {what} | {len(pairs)} | {f(dc)} | {f(pc)} "
-                        f"| {_ratio_cell(*w6_ratio(rows, codec, case)) or 'n/a'} | {f(ac)} | {f(both)} "
+                        f"| {_ratio_cell(*cpu_ratios(pairs)) or 'n/a'} | {f(ac)} | {f(both)} "
                         f"| {f(med([d['mb_per_s'] for d in ds]), 1)} | {f(med([p['mb_per_s'] for p in ps]), 1)} "
                         f"| {f(wire)} |")
     for case in ("proxy", "proxy_legacy"):
-        m, _ = w6_ratio(rows, "none", case)
+        m, _ = cpu_ratios(rep_pairs(rows, 6, case, "direct", codec="none"))
         if m is None:
             continue
-        before, _ = w6_ratio(rows, "none", case.replace("proxy", "before"))
-        body.append(f"\nGoal proxy CPU per GB <= 0.25x the direct producer's, uncompressed, `{case}`: {m:.2f}, "
-                    f"{goal(m <= 0.25)}" + (f" (`--baseline` binary: {before:.2f})." if before is not None else "."))
+        before, _ = cpu_ratios(rep_pairs(rows, 6, case.replace("proxy", "before"), "direct", codec="none"))
+        # "goal" in lower case: headlines() picks these lines by it.
+        body.append(f"\nTest cluster: goal proxy CPU per GB <= 0.25x the direct producer's, uncompressed, `{case}`: "
+                    f"{m:.2f}, {goal(m <= 0.25)}"
+                    + (f" (`--baseline` binary: {before:.2f})." if before is not None else "."))
     return body
 
 
@@ -336,15 +336,7 @@ def _ratio_cell(m, each):
 
 def w7_cpu_ratio(rows, case):
     """(median, [each rep]) of the proxy's CPU per GB / librdkafka direct's, paired by repetition."""
-    direct = {r.get("rep", 1): r for r in pick(w7_rows(rows), 7, "direct")}
-    each = []
-    for r in pick(w7_rows(rows), 7, case):
-        d = direct.get(r.get("rep", 1))
-        pc = per_gb(r.get("proxy_cpu_s"), r.get("bytes"))
-        dc = per_gb(d.get("cpu_s"), d.get("bytes")) if d else None
-        if pc is not None and dc:
-            each.append(pc / dc)
-    return med(each), each
+    return cpu_ratios(rep_pairs(w7_rows(rows), 7, case, "direct"))
 
 
 def workload7_cpu(rows):
