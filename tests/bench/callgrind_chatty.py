@@ -6,8 +6,9 @@ proxy's one event loop is the limit.
 The release proxy runs under callgrind in front of the test cluster twice,
 with N and 2N requests from `bench_chatty_client`, and the difference per
 request is printed, so start-up and shutdown cancel: all instructions, those
-spent in glibc's allocator (malloc.c, operator new and delete), and the
-calls to malloc. Callgrind counts instructions, not time, so a busy machine
+spent in the allocator (jemalloc, or glibc's malloc.c with operator new and
+delete for an older binary), and the allocations (calls into the allocator
+from outside it). Callgrind counts instructions, not time, so a busy machine
 does not move it; the proxy runs slowly under it, so more requests share a
 loop turn than at full speed and per-turn costs read lower than they are.
 
@@ -32,24 +33,33 @@ from instructions_per_record import daemon_support
 BUILD = os.path.join(ipr.ROOT, "build", "release")
 CONNECTIONS = 64
 
-# glibc's allocator: whatever it compiled from malloc.c, and operator new and
-# delete around it.
+# The allocator: glibc's (whatever it compiled from malloc.c, and operator new
+# and delete around it) or jemalloc, which the release daemon links (all of
+# its shared object, operator new and delete included).
 ALLOCATOR_FILE = re.compile(r"/malloc\.c$")
 ALLOCATOR_FN = re.compile(r"^operator (new|delete)")
-NAMESPACE = {"fl": "file", "fi": "file", "fe": "file", "cfi": "file", "cfl": "file", "fn": "fn", "cfn": "fn"}
+ALLOCATOR_OBJECT = re.compile(r"/libjemalloc\.so")
+ALLOCATION_ENTRY = re.compile(r"^(malloc|calloc|realloc|aligned_alloc|posix_memalign|operator new)\b")
+NAMESPACE = {"ob": "object", "cob": "object", "fl": "file", "fi": "file", "fe": "file", "cfi": "file",
+             "cfl": "file", "fn": "fn", "cfn": "fn"}
 
 
 def allocator_cost(path):
-    """(instructions spent in the allocator, calls to malloc) of one callgrind file.
+    """(instructions spent in the allocator, allocations) of one callgrind file.
 
     Self costs only: a cost line right after `calls=` is the call's inclusive
-    cost, already counted in the callee."""
-    names = {"file": {}, "fn": {}}
-    function_file = file = fn = ""
+    cost, already counted in the callee. An allocation is a call into the
+    allocator (malloc, operator new, ...) from outside it."""
+    names = {"object": {}, "file": {}, "fn": {}}
+    obj = function_file = file = fn = ""
     callee = None
-    allocator = mallocs = 0
+    allocator = allocations = 0
+
+    def in_allocator():
+        return bool(ALLOCATOR_FILE.search(file) or ALLOCATOR_FN.search(fn) or ALLOCATOR_OBJECT.search(obj))
+
     for line in open(path, errors="replace"):
-        m = re.match(r"(fl|fi|fe|cfi|cfl|fn|cfn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+        m = re.match(r"(ob|cob|fl|fi|fe|cfi|cfl|fn|cfn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
         if m:
             kind, key, name = m.groups()
             table = names[NAMESPACE[kind]]
@@ -57,6 +67,8 @@ def allocator_cost(path):
                 table[key] = name
             if kind == "cfn":
                 callee = table.get(key, "")
+            elif kind == "ob":
+                obj = table.get(key, "")
             elif kind == "fn":
                 fn, callee, file = table.get(key, ""), None, function_file
             elif kind == "fl":
@@ -65,21 +77,21 @@ def allocator_cost(path):
                 file = table.get(key, "")
             continue
         if line.startswith("calls="):
-            if callee == "malloc":
-                mallocs += int(line.split("=")[1].split()[0])
+            if callee is not None and ALLOCATION_ENTRY.search(callee) and not in_allocator():
+                allocations += int(line.split("=")[1].split()[0])
             continue
         fields = line.split()
         if len(fields) >= 2 and fields[1].isdigit() and (line[:1].isdigit() or line[:1] in "+-*"):
             if callee is not None:
                 callee = None
                 continue
-            if ALLOCATOR_FILE.search(file) or ALLOCATOR_FN.search(fn):
+            if in_allocator():
                 allocator += int(fields[1])
-    return allocator, mallocs
+    return allocator, allocations
 
 
 def measure_one(proxy_bin, requests, out, timeout_s):
-    """(instructions, allocator instructions, malloc calls) of one proxy life serving `requests`."""
+    """(instructions, allocator instructions, allocations) of one proxy life serving `requests`."""
     cluster = daemon_support.TestCluster(os.path.join(BUILD, "tests", "broker", "test-cluster"),
                                          "--brokers", "3", "--seed", "1", "--topic", "w3:16")
     try:
@@ -128,9 +140,9 @@ def main():
         large = measure_one(proxy_bin, 2 * args.requests, os.path.join(work, "large.out"), args.timeout_s)
         if args.keep:
             shutil.copytree(work, args.keep, dirs_exist_ok=True)
-    total, allocator, mallocs = [(b - a) / args.requests for a, b in zip(small, large)]
+    total, allocator, allocations = [(b - a) / args.requests for a, b in zip(small, large)]
     print(f"per chatty request: {total:,.0f} instructions, {allocator:,.0f} in the allocator "
-          f"({100 * allocator / total:.1f} %), {mallocs:.1f} calls to malloc")
+          f"({100 * allocator / total:.1f} %), {allocations:.1f} allocations")
     return 0
 
 
