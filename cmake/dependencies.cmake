@@ -10,6 +10,14 @@ pkg_check_modules(SNAPPY REQUIRED IMPORTED_TARGET snappy)
 pkg_check_modules(LIBUV REQUIRED IMPORTED_TARGET libuv)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+# The release daemon's allocator (daemon/CMakeLists.txt); sanitizer builds
+# keep their own.
+if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=[a-z,]*address")
+  set(PP_SANITIZER_BUILD ON)
+else()
+  set(PP_SANITIZER_BUILD OFF)
+  pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+endif()
 # spdlog 1.10 with the external fmt 9 (Debian's libspdlog-dev).
 find_package(spdlog REQUIRED)
 # prometheus-cpp 1.0.1 (prometheus-cpp-dev): core metrics and the pull Exposer; its

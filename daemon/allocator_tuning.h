@@ -1,7 +1,9 @@
-// How the daemon asks glibc's allocator to keep the memory it frees.
+// Which allocator the daemon runs on, and how it keeps the memory it frees.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 // ASan's allocator replaces glibc's and ignores mallopt; clang 16 defines no
 // __SANITIZE_ADDRESS__, only the feature test.
@@ -22,8 +24,9 @@ inline constexpr bool kGlibcAllocator = true;
 #endif
 
 enum class AllocatorTuning {
-  kApplied,
+  kApplied,         // glibc's thresholds set
   kRefused,         // glibc refused a threshold
+  kJemalloc,        // the release daemon's allocator, which keeps freed memory by itself
   kOtherAllocator,  // a sanitizer's allocator, which has no such thresholds
 };
 
@@ -32,5 +35,14 @@ enum class AllocatorTuning {
 // fresh, kernel-zeroed pages in for the next one. Call once, before the
 // runtime starts.
 AllocatorTuning keep_freed_memory_for_reuse(std::size_t retained_bytes);
+
+// jemalloc's version and how long it keeps freed pages before purging them
+// (opt.dirty_decay_ms, -1: for good), for the start-up log; empty version
+// when the process does not run on jemalloc.
+struct JemallocInfo {
+  std::string version;
+  std::int64_t dirty_decay_ms = 0;
+};
+JemallocInfo jemalloc_info();
 
 }  // namespace pp

@@ -101,6 +101,16 @@ int main(int argc, char** argv) {
     case pp::AllocatorTuning::kRefused:
       spdlog::warn("allocator: glibc refused to keep freed memory; frames and batches fault in fresh pages");
       break;
+    case pp::AllocatorTuning::kJemalloc: {
+      const pp::JemallocInfo jemalloc = pp::jemalloc_info();
+      if (jemalloc.dirty_decay_ms < 0) {
+        spdlog::info("allocator: jemalloc {}; freed memory is kept for reuse", jemalloc.version);
+      } else {
+        spdlog::info("allocator: jemalloc {}; freed memory goes back to the kernel after {} ms unused",
+                     jemalloc.version, jemalloc.dirty_decay_ms);
+      }
+      break;
+    }
     case pp::AllocatorTuning::kOtherAllocator:
       spdlog::debug("allocator: a sanitizer's allocator, left as it is");
       break;

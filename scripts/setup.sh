@@ -47,6 +47,8 @@ packages=(
   libuv1-dev librdkafka-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
   libtomlplusplus-dev libcli11-dev zlib1g-dev liblz4-dev libzstd-dev
   libsnappy-dev libsystemd-dev libssl-dev
+  # the release daemon's allocator (daemon/CMakeLists.txt)
+  libjemalloc-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # real peers for end-to-end tests and golden captures; kafka-python needs

@@ -5,6 +5,7 @@ driven as the README tells a user to and as Prometheus and Kubernetes do.
 
 - The binary carries no large static TLS: glibc takes the static TLS block out
   of every thread's stack, and civetweb's HTTP workers get a fixed 100 KiB one.
+- The release binary runs on jemalloc, configured to keep freed memory.
 - kcat Produce v0, v1 and the default in; /metrics, /healthz, /readyz (GET and
   HEAD) answered 200, 1,000 times while a producer runs; every record counted
   in records_delivered_total and present once upstream; SIGTERM exits 0.
@@ -155,6 +156,11 @@ class ShippedBinary(unittest.TestCase):
         stop = threading.Event()
         try:
             self.assertTrue(proxy.wait_ready(), proxy.text()[-3000:])
+            if not is_asan_build(ARGS.proxy):
+                # The release daemon's allocator, configured to keep freed
+                # memory (daemon/allocator_tuning.cc).
+                self.assertIn("allocator: jemalloc", proxy.text())
+                self.assertIn("freed memory is kept for reuse", proxy.text())
             # The README's demo line, and the other legacy shapes kcat has.
             shapes = {"v0": ["-X", "api.version.request=false", "-X", "broker.version.fallback=0.8.2.2"],
                       "v1": ["-X", "api.version.request=false", "-X", "broker.version.fallback=0.9.0.1"],
