@@ -15,8 +15,8 @@ extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void*
 // jemalloc reads this at its first allocation. By default it purges freed
 // pages over 10 s (immediately for blocks from 8 MiB), so a steady stream of
 // 1 MiB frames and batches faulted in fresh, kernel-zeroed pages: 35,000-
-// 40,000 minor faults per GB against Kafka's legacy path, where glibc with
-// the thresholds below has none. Kept, freed memory stays for the next frame
+// 40,000 minor faults per GB on the legacy path, where glibc with the
+// thresholds below has none once warm. Kept, freed memory stays for the next frame
 // or batch, as glibc's heap keeps it; the memory budget bounds the peak.
 extern "C" {
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): jemalloc's interface is this symbol

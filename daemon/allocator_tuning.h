@@ -26,7 +26,7 @@ inline constexpr bool kGlibcAllocator = true;
 enum class AllocatorTuning {
   kApplied,         // glibc's thresholds set
   kRefused,         // glibc refused a threshold
-  kJemalloc,        // the release daemon's allocator, which keeps freed memory by itself
+  kJemalloc,        // the release daemon's allocator, told by malloc_conf to keep freed memory
   kOtherAllocator,  // a sanitizer's allocator, which has no such thresholds
 };
 
