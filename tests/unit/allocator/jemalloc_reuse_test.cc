@@ -6,20 +6,14 @@
 #include <sys/resource.h>
 
 #include <cstdlib>
-#include <cstring>
 
 #include "daemon/allocator_tuning.h"
+#include "tests/unit/allocator/frame_block.h"
 
 namespace {
 
-constexpr std::size_t kFrameBytes = std::size_t{8} << 20;
+using pp::test::kFrameBytes;
 constexpr long kFramePages = static_cast<long>(kFrameBytes / 4096);
-
-// Keeps the compiler from folding a malloc/free pair away.
-void touch(void* block) {
-  std::memset(block, 1, kFrameBytes);
-  asm volatile("" : : "r"(block) : "memory");
-}
 
 long minor_faults() {
   rusage usage{};
@@ -38,7 +32,7 @@ TEST(JemallocReuse, AFreedFrameServesTheNextWithoutFreshPages) {
   void* frame = std::malloc(kFrameBytes);
   ASSERT_NE(frame, nullptr);
   const long before_first = minor_faults();
-  touch(frame);
+  pp::test::touch_frame(frame);
   const long first = minor_faults() - before_first;
   // Fresh memory: the kernel faults each page in on first touch (or in
   // huge-page steps, fewer faults, when transparent huge pages apply).
@@ -48,7 +42,7 @@ TEST(JemallocReuse, AFreedFrameServesTheNextWithoutFreshPages) {
   void* next = std::malloc(kFrameBytes);
   ASSERT_NE(next, nullptr);
   const long before_next = minor_faults();
-  touch(next);
+  pp::test::touch_frame(next);
   const long again = minor_faults() - before_next;
   std::free(next);
   EXPECT_LT(again, kFramePages / 64) << "the next frame faulted in fresh pages (" << first << " for the first)";

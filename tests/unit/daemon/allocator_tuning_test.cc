@@ -4,17 +4,12 @@
 #include <malloc.h>
 
 #include <cstdlib>
-#include <cstring>
+
+#include "tests/unit/allocator/frame_block.h"
 
 namespace {
 
-constexpr std::size_t kFrameBytes = std::size_t{8} << 20;
-
-// Keeps the compiler from folding a malloc/free pair away.
-void touch(void* block) {
-  std::memset(block, 1, kFrameBytes);
-  asm volatile("" : : "r"(block) : "memory");
-}
+using pp::test::kFrameBytes;
 
 TEST(AllocatorTuning, AFreedFrameStaysInTheHeapForTheNextOne) {
   pp::AllocatorTuning tuning = pp::keep_freed_memory_for_reuse(std::size_t{64} << 20);
@@ -27,7 +22,7 @@ TEST(AllocatorTuning, AFreedFrameStaysInTheHeapForTheNextOne) {
   struct mallinfo2 before = mallinfo2();
   void* frame = std::malloc(kFrameBytes);
   ASSERT_NE(frame, nullptr);
-  touch(frame);
+  pp::test::touch_frame(frame);
   struct mallinfo2 held = mallinfo2();
   EXPECT_EQ(held.hblkhd, before.hblkhd) << "an 8 MiB block is its own mapping, unmapped on free";
 
@@ -38,7 +33,7 @@ TEST(AllocatorTuning, AFreedFrameStaysInTheHeapForTheNextOne) {
 
   void* next = std::malloc(kFrameBytes);
   ASSERT_NE(next, nullptr);
-  touch(next);
+  pp::test::touch_frame(next);
   EXPECT_EQ(mallinfo2().arena, held.arena) << "the next frame did not reuse the freed one";
   std::free(next);
 }
