@@ -1,8 +1,9 @@
 // Exponential backoff, the one formula of the proxy: `initial` doubled per
 // failure, at most `max`. Reconnects add a jitter, as Kafka's clients do
-// (Java's ExponentialBackoff with reconnect.backoff.ms / .max.ms and 20%), so
-// many proxies that lost the same broker don't reconnect in step; the
-// pipeline's retries use the plain value (one writer, tests on a manual clock).
+// (Java's ExponentialBackoff with reconnect.backoff.ms / .max.ms and a jitter
+// of 0.2), so many proxies that lost the same broker don't reconnect in step;
+// the pipeline's retries use the plain value (one writer, tests on a manual
+// clock).
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // A received frame's bytes. Unlike a std::vector it grows without zeroing
-// (issue 17: zeroing each frame's tail before a socket read into it was 6.5 %
-// of the proxy's CPU under a client at full speed), and copies in with one
+// (zeroing each frame's tail before a socket read into it costs a pass over
+// every received byte; see docs/BENCHMARKS.md), and copies in with one
 // memcpy: only bytes already received are ever looked at.
 #pragma once
 

@@ -2,19 +2,21 @@
 // proxy holds for its clients and the upstream is charged against: request
 // frames from their size prefix until the last run pinning them completes,
 // the records decoded from them, built upstream batches, queued responses and
-// the idempotent clients' dedup state (issue 14; ARCHITECTURE.md rule 5).
+// the idempotent clients' dedup state ("Bounded everything", ARCHITECTURE.md,
+// rules of the house).
 // Holders keep a Charge; it is released when the Charge goes away, so memory
 // freed on any path (a completion, a closed connection, shutdown) is returned.
 //
 // The budget never refuses a charge: it only says when it is over, and the
-// front end then stops reading (docs/design/ARCHITECTURE.md "memory"). Loop
-// thread only.
+// front end then stops reading (docs/design/ARCHITECTURE.md, "Bounded
+// everything"). Loop thread only.
 //
 // A charge may also count into a MemoryAccount: what one client connection
 // holds, so the front end can keep each connection to its fair share
-// (docs/design/ARCHITECTURE.md rule 5, "Fair share"). The account is shared by its
-// charges: runs of a closed connection may outlive its session, and their
-// charges still count into (and release from) a live object.
+// (docs/design/ARCHITECTURE.md, "Bounded everything", "Fair share"). The
+// account is shared by its charges: runs of a closed connection may outlive
+// its session, and their charges still count into (and release from) a live
+// object.
 #pragma once
 
 #include <array>
@@ -33,7 +35,7 @@ enum class MemoryUse : std::uint8_t {
   kUpstreamBatches,  // encoded batches awaiting their acknowledgement
   kResponses,        // answers not yet written to the client's socket
   kClientProducers,  // idempotent clients' dedup state
-  kSequenceMemos,    // what retired partitions keep of their sequences (C.3a)
+  kSequenceMemos,    // what retired partitions keep of their sequences (idle retirement, PIPELINE.md)
 };
 inline constexpr std::size_t kMemoryUseCount = 6;
 
@@ -90,14 +92,16 @@ class MemoryBudget {
     std::size_t used = 0;
     std::array<std::size_t, kMemoryUseCount> by_use{};
     bool was_over = false;
-    // Fired once usage is back at the low-water mark (90%) after having been
-    // at or over the limit. May run inside any release: it must not re-enter
-    // the holder that released (the front end defers its resume).
+    // Fired once usage is back at the low-water mark (nine tenths of the
+    // limit) after having been at or over the limit. May run inside any
+    // release: it must not re-enter the holder that released (the front end
+    // defers its resume).
     std::function<void()> on_available;
     // The least room someone waits for (0: nobody): a frame that does not
-    // fit whole, a request whose decoding did not fit (docs/design/PIPELINE.md
-    // "Memory"). Fired, once, by the release that makes that room, or that
-    // leaves nothing in flight to release: the waiter then goes anyway.
+    // fit whole, a request whose decoding did not fit (docs/design/
+    // ARCHITECTURE.md, "Bounded everything"). Fired, once, by the release that
+    // makes that room, or that leaves nothing in flight to release: the waiter
+    // then goes anyway.
     std::size_t room_wanted = 0;
     std::function<void()> on_room;
     // Room held back from new frames for parked requests (RoomReservation).

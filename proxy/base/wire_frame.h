@@ -1,8 +1,8 @@
 // A frame to send as one run of bytes, made of its own bytes with borrowed
 // slices inserted at given offsets: the built batches of a Produce request
 // go to the socket where they lie instead of being copied into the request
-// (issue 17, scatter-gather writes). Each slice's owner keeps its bytes
-// alive until the frame is written or dropped.
+// (scatter-gather writes). Each slice's owner keeps its bytes alive until
+// the frame is written or dropped.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // Cross-thread wake-up of the loop (uv_async_t): the only way other threads
-// (metrics server, signal watchers) reach loop-owned state (rule of the house 1).
-// Rules of the house: docs/design/ARCHITECTURE.md.
+// (metrics server, signal watchers) reach loop-owned state ("One loop thread
+// owns all proxy state", docs/design/ARCHITECTURE.md, rules of the house).
 #pragma once
 
 #include <functional>

@@ -7,7 +7,7 @@
 // Destroying the ChildProcess, or stop(), kills a child still running and
 // reaps it; `done` is then never called.
 //
-// For the OAUTHBEARER token_command (issue 15), which may take seconds: the
+// For the OAUTHBEARER token_command, which may take seconds: the
 // loop keeps serving every other connection meanwhile.
 #pragma once
 

@@ -33,9 +33,9 @@ class TcpConnection {
   // status 0: orderly EOF; otherwise a libuv error code (uv_strerror).
   using CloseCallback = std::function<void(int status)>;
   using ConnectCallback = std::function<void(int status)>;
-  // Issue 17: where the next read may land instead of the loop's shared read
-  // buffer, so its bytes need no copy out of it (a partial frame's unfilled
-  // tail). An empty span means the shared buffer and DataCallback.
+  // Where the next read may land instead of the loop's shared read buffer, so
+  // its bytes need no copy out of it (a partial frame's unfilled tail). An
+  // empty span means the shared buffer and DataCallback.
   using ReadTarget = std::function<std::span<std::uint8_t>()>;
   // The first n bytes of the span ReadTarget last gave now hold read bytes.
   using ReadIntoCallback = std::function<void(std::size_t n)>;

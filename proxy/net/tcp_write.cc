@@ -1,6 +1,6 @@
 // Writes to one connection, in order, through one core: tried at once when
-// nothing is queued (issue 17: most fit the socket buffer, and then no write
-// request is allocated), only the rest queued, with whatever owns its bytes
+// nothing is queued (most fit the socket buffer, and then no write request
+// is allocated), only the rest queued, with whatever owns its bytes
 // kept until libuv's callback. A WireFrame's pieces go in one writev, a
 // Produce request's batches written where the pipeline built them instead of
 // being copied into one request buffer first.

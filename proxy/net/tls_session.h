@@ -1,7 +1,8 @@
 // TLS over memory BIOs: OpenSSL never touches a socket. The owner feeds it
 // the ciphertext the socket read, writes plaintext into it, and sends what
 // take_output() returns; so TLS runs on the libuv loop like everything else,
-// with no threads and no blocking (docs/design/ARCHITECTURE.md rule 1).
+// with no threads and no blocking ("One loop thread owns all proxy state",
+// docs/design/ARCHITECTURE.md, rules of the house).
 //
 //   TlsSession s(context, TlsSession::Role::kClient, "kafka-1", true);
 //   s.start();                  send(s.take_output());   // ClientHello
