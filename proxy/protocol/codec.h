@@ -12,8 +12,9 @@ namespace pp {
 template <Message M>
 Bytes encode_request_frame(const RequestHeader& header, const M& body) {
   Bytes out;
-  // A Produce frame is mostly its batches: grown by doubling instead, it
-  // cost a tenth of the proxy's CPU at 1 KiB records (issue 17 profile).
+  // A Produce frame is mostly its batches: reserved once from the body's
+  // size hint, so they are copied in once instead of again at every doubling
+  // (docs/BENCHMARKS.md).
   if constexpr (requires { body.encoded_size_hint(); }) {
     out.reserve(64 + (header.client_id ? header.client_id->size() : 0) + body.encoded_size_hint());
   }
@@ -27,9 +28,9 @@ Bytes encode_request_frame(const RequestHeader& header, const M& body) {
 
 // A RecordsView that has an owner and at least this many bytes is borrowed
 // instead of copied (WireWriter::payload): the buffer list, the owner's
-// reference count and more iovecs cost about what copying this much does
-// (callgrind: +1 % per record at 2.2 KiB batches, -11 % at 10 KiB;
-// docs/BENCHMARKS.md).
+// reference count and more iovecs cost about what copying this much does, so
+// borrowing breaks even near this size and saves more the larger the payload
+// (docs/BENCHMARKS.md).
 inline constexpr std::size_t kMinBorrowedPayloadBytes = 2048;
 // Of a payload in pieces (an upstream batch that borrows record values,
 // which are at least this large): what the batch borrowed stays borrowed,

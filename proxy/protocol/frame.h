@@ -25,12 +25,12 @@ class FrameReader {
   // must be disconnected): a bad size prefix leaves no way to resynchronise.
   Decoded<void> append(ByteView data);
 
-  // Issue 17: where a socket may read the partial frame's next bytes itself,
-  // saving the copy append() makes. Empty unless a frame's prefix was read
-  // and its body is unfinished; else at most kTailStepBytes, never past the
-  // announced end, so whatever is read there belongs to this frame. Bytes
-  // written there count only once commit(n) says so; the span stays valid
-  // until the next append() or commit().
+  // Where a socket may read the partial frame's next bytes itself, saving the
+  // copy append() makes. Empty unless a frame's prefix was read and its body is
+  // unfinished; else at most kTailStepBytes, never past the announced end, so
+  // whatever is read there belongs to this frame. Bytes written there count
+  // only once commit(n) says so; the span stays valid until the next append()
+  // or commit().
   std::span<std::uint8_t> writable_tail();
   // The first `n` bytes of the last writable_tail() now hold frame bytes.
   void commit(std::size_t n);

@@ -1,7 +1,8 @@
 // Kafka messages described once, as data. Each message or nested struct lists
 // its fields with the versions they exist in (and where they are nullable or
 // tagged); encode and decode for every version are derived from that list, so
-// there is no hand-written per-version code (docs/design/ARCHITECTURE.md habit 1).
+// there is no hand-written per-version code ("Each Kafka message is described
+// once, as data", docs/design/ARCHITECTURE.md, habits).
 //
 // A described struct provides:
 //   static constexpr auto fields() { return std::tuple{field("x", &S::x, since(3)), ...}; }

@@ -46,12 +46,12 @@ class WireWriter {
   void raw(ByteView b) { out_->insert(out_->end(), b.begin(), b.end()); }
   void raw(std::string_view s) { out_->insert(out_->end(), s.begin(), s.end()); }
 
-  // Issue 17: writes into `frame.own`, and a payload that has an owner and
-  // at least `min_bytes` is borrowed into `frame` where it lies instead of
-  // copied (a smaller one costs less copied than as one more iovec). A
-  // payload already in pieces (a batch that borrows values) borrows each
-  // piece of at least `min_piece_bytes`: its values stay where they lie, the
-  // few bytes between them are copied.
+  // Writes into `frame.own`, and a payload that has an owner and at least
+  // `min_bytes` is borrowed into `frame` where it lies instead of copied (a
+  // smaller one costs less copied than as one more iovec). A payload already in
+  // pieces (a batch that borrows values) borrows each piece of at least
+  // `min_piece_bytes`: its values stay where they lie, the few bytes between
+  // them are copied.
   void borrow_into(WireFrame& frame, std::size_t min_bytes, std::size_t min_piece_bytes) {
     out_ = &frame.own;
     frame_ = &frame;

@@ -4,7 +4,7 @@
 // The proxy asks it upstream for one thing: each topic's max.message.bytes,
 // the largest record batch the topic's log accepts (after compression, with
 // the 12-byte log overhead), so that a record no batch could carry is refused
-// at the front end and upstream batches are cut to fit (issue 14).
+// at the front end and upstream batches are cut to fit.
 //
 // v1 adds the config source and synonyms, v3 the type and documentation, v4
 // is the first flexible version. Not described: v0 (an is_default bool where

@@ -18,7 +18,8 @@ inline constexpr std::int16_t kProduceTopicIdVersion = 13;
 
 // KIP-1269: the leader announces how many batches per producer it retains for
 // deduplication. Kept in one place so a later KIP revision moving the field is
-// a one-line change (docs/design/PIPELINE.md decision 1).
+// a one-line change (docs/design/PIPELINE.md, "Decisions of this project":
+// where the v14 tag lives).
 inline constexpr std::int16_t kProduceWindowVersion = 14;
 inline constexpr std::int32_t kProducerStateBatchesToRetainTag = 1;
 inline constexpr std::int32_t kDefaultBatchesToRetain = 5;
