@@ -3,10 +3,10 @@
 // by carry-less multiplication and reduced with
 // Barrett's method (Intel's "Fast CRC Computation for Generic Polynomials
 // Using PCLMULQDQ", the scheme zlib-ng and Chromium's zlib use); shorter
-// inputs and the last 0-15 bytes take slicing-by-8. Slicing-by-8 alone cost
-// about 3.8 instructions per byte, the largest single cost per record on the
-// legacy path (issue 17); with folding that path runs about 10 % fewer
-// instructions per record (docs/BENCHMARKS.md, instructions per record).
+// inputs and the last 0-15 bytes take slicing-by-8. Slicing-by-8 alone costs
+// several instructions per byte, the largest single cost per record on the
+// legacy path, which folding cuts (docs/BENCHMARKS.md, instructions per
+// record).
 #include "proxy/records/crc32.h"
 
 #include "proxy/records/crc_slicing.h"
@@ -83,9 +83,9 @@ __attribute__((target("pclmul,sse4.1"))) __m128i fold_four_lanes(std::uint32_t c
   return fold(fold(fold(x1, k1, x2), k1, x3), k1, x4);
 }
 
-// Raw (non-inverted) register; n >= 64 and a multiple of 16. From 256 bytes
-// the 64-byte blocks are folded four registers at a time where the CPU has
-// AVX-512 VPCLMULQDQ (3x faster than the 16-byte lanes; crc_vpclmul.h).
+// Raw (non-inverted) register; n >= 64 and a multiple of 16. From 256 bytes the
+// 64-byte blocks are folded four registers at a time where the CPU has AVX-512
+// VPCLMULQDQ (four lanes per instruction instead of one; crc_vpclmul.h).
 __attribute__((target("pclmul,sse4.1"))) std::uint32_t folded_raw(std::uint32_t crc, const std::uint8_t* p,
                                                                   std::size_t n) {
   __m128i x1;

@@ -172,11 +172,11 @@ constexpr std::uint32_t multiply_mod_p(std::uint32_t a, std::uint32_t b) {
 }
 
 #if defined(__x86_64__)
-// The same product with one carry-less multiplication (issue 17: the bit loop
-// above cost about 250 instructions a product, 2,000-odd a join). Shifted
-// left by one, the 64-bit product has x^0 at bit 63: its high word is
-// already a 32-bit remainder, and its low word stands for itself times x^32,
-// which is exactly what the crc32 instruction reduces from a zero register.
+// The same product with one carry-less multiplication (the bit loop above takes
+// a step per bit of a product, and a join takes several products). Shifted left
+// by one, the 64-bit product has x^0 at bit 63: its high word is already a
+// 32-bit remainder, and its low word stands for itself times x^32, which is
+// exactly what the crc32 instruction reduces from a zero register.
 __attribute__((target("pclmul,sse4.2"))) std::uint32_t multiply_mod_p_hardware(std::uint32_t a, std::uint32_t b) {
   const __m128i product =
       _mm_clmulepi64_si128(_mm_cvtsi32_si128(static_cast<int>(a)), _mm_cvtsi32_si128(static_cast<int>(b)), 0x00);

@@ -22,7 +22,7 @@ std::uint32_t crc32c(ByteView data, std::uint32_t crc = 0);
 // crc32_combine for its polynomial). XOR-ing out works the same way, so
 // crc32c_combine(crc32c(a), crc32c(a ++ b), |b|) == crc32c(b): a client
 // batch's checked CRC gives its records section's own CRC, which the batch
-// forwarding them upstream reuses instead of a second pass (issue 17).
+// forwarding them upstream reuses instead of a second pass.
 std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::size_t b_size);
 // The same with the portable multiplication (crc32c_combine multiplies with
 // PCLMULQDQ and the crc32 instruction when the CPU has both), for tests.

@@ -5,9 +5,9 @@
 // Folding as in Intel's "Fast CRC Computation for Generic Polynomials Using
 // PCLMULQDQ" (crc32.cc's 16-byte lanes), with 64-byte registers: one
 // VPCLMULQDQ multiplies four lanes, so four registers take 256 bytes per step
-// where the crc32 instruction takes 8 bytes a cycle (issue 17: the client
-// batch's CRC-32C check was 8 % of the proxy's samples on the v2 path, the
-// legacy messages' CRC-32 7 % on the legacy path).
+// where the crc32 instruction takes 8 bytes a cycle (the client batch's
+// CRC-32C check on the v2 path and the legacy messages' CRC-32 on the legacy
+// path are each among the proxy's largest per-byte costs; docs/BENCHMARKS.md).
 #pragma once
 
 #include <cstddef>

@@ -1,11 +1,12 @@
-// What one client request may decode to in memory (docs/design/ARCHITECTURE.md
-// rule 5): decompressed bytes and the in-memory records and headers made from
-// them. Wire bytes are bounded by max_request_bytes, but their decoded form is
-// not the same size: an empty header is 2 bytes on the wire and a 40-byte
-// RecordHeaderView in memory, and inside a compressed batch the wire bytes say
-// nothing at all. The decoders charge what they are about to allocate before
-// allocating it, so an over-cap request fails without the memory ever being
-// taken, and in time linear in what was read.
+// What one client request may decode to in memory ("Bounded everything",
+// docs/design/ARCHITECTURE.md, rules of the house): decompressed bytes and the
+// in-memory records and headers made from them. Wire bytes are bounded by
+// max_request_bytes, but their decoded form is not the same size: an empty
+// header is 2 bytes on the wire and a 40-byte RecordHeaderView in memory, and
+// inside a compressed batch the wire bytes say nothing at all. The decoders
+// charge what they are about to allocate before allocating it, so an over-cap
+// request fails without the memory ever being taken, and in time linear in what
+// was read.
 #pragma once
 
 #include <cstddef>

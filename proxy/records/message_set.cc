@@ -81,8 +81,8 @@ constexpr std::size_t kMessageMemory = sizeof(Message) + sizeof(LegacyRecordView
 // How many entries `data` holds if they are all the size of the first: a
 // client's set is usually uniform, so `messages` is sized once instead of
 // grown by doubling. Counting them exactly hopped from size field to size
-// field, one dependent cache miss per message before any was read (8 % of
-// the proxy's samples on the legacy path, issue 17); this reads one field.
+// field, one dependent cache miss per message before any was read (a visible
+// cost on the legacy path; docs/BENCHMARKS.md); this reads one field.
 std::size_t estimate_entries(ByteView data) {
   if (data.size() < layout::kLogOverhead) return 0;
   const std::size_t first = be32(data.data() + layout::kMessageSize);

@@ -93,8 +93,8 @@ struct RecordBatchReadOptions {
   // charged here before they are allocated; over it is kOverBudget.
   DecodeBudget* budget = nullptr;
   // Test and diagnostic switch: false decodes every record with the checked
-  // reader alone, which the fast one must agree with (issue 17). Either way
-  // the same batches decode to the same records or fail with the same error.
+  // reader alone, which the fast one must agree with. Either way the same
+  // batches decode to the same records or fail with the same error.
   bool fast_records = true;
 };
 
@@ -122,9 +122,8 @@ class RecordBatchView {
   }
 
   // CRC-32C of records_bytes() alone, taken out of the batch's CRC without
-  // reading the records again: known only for an uncompressed batch whose
-  // CRC was checked (issue 17: an upstream batch carrying the section as it
-  // is reuses it).
+  // reading the records again: known only for an uncompressed batch whose CRC
+  // was checked (an upstream batch carrying the section as it is reuses it).
   std::optional<std::uint32_t> records_crc() const;
 
   std::int64_t offset_of(const RecordView& r) const { return wrapping_add(header_.base_offset, r.offset_delta); }

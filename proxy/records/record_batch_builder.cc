@@ -127,7 +127,7 @@ void RecordBatchBuilder::append_record(std::int64_t timestamp, std::optional<Byt
   // The record's size is known, so the buffer grows once and every field is
   // written in place: one resize (its zero-fill of a record is a short
   // memset) instead of an insert per field, each with its own capacity check
-  // and copy call (issue 17, instructions per record).
+  // and copy call (docs/BENCHMARKS.md, instructions per record).
   if (frame_.own.capacity() < frame_.own.size() + own_size) {
     frame_.own.reserve(std::max(frame_.own.size() + own_size, 2 * frame_.own.size()));
   }

@@ -47,8 +47,9 @@ class RecordBatchBuilder {
   // keeps alive is borrowed by an uncompressed batch instead of copied: the
   // socket writes it where it lies (build_frame). A legacy client's
   // messages become v2 records around their values without a copy of them
-  // (issue 17: the copy was 10-13 % of the legacy path's CPU). A smaller
-  // value costs less copied than as two more iovecs and their bookkeeping.
+  // (copying large values costs more than borrowing them; docs/BENCHMARKS.md).
+  // A smaller value costs less copied than as two more iovecs and their
+  // bookkeeping.
   static constexpr std::size_t kMinBorrowedValueBytes = 512;
   // Whether a batch of `codec` borrows `value` (given an owner): the memory
   // accounting counts ahead only what is copied.
@@ -64,14 +65,15 @@ class RecordBatchBuilder {
   // relative to this batch's start; anything else is a programming error.
   // `records_crc`, when known, is crc32c(records): the batch's CRC is then
   // computed from it and the header, without reading the records again, if
-  // they are at least kKnownCrcMinBytes (a join costs about 10 ns with
-  // PCLMULQDQ and touches none of the bytes; reading 512 bytes already in
-  // cache costs about 30 with the crc32 instruction, 9 with VPCLMULQDQ:
-  // micro_bench BM_Crc32cCombine and BM_Crc32cRead, docs/BENCHMARKS.md;
-  // smaller sections are read again).
+  // they are at least kKnownCrcMinBytes (a join touches none of the bytes; from
+  // that size on it costs less than reading them again with the crc32
+  // instruction and about as much as with VPCLMULQDQ: micro_bench
+  // BM_Crc32cCombine and BM_Crc32cRead, docs/BENCHMARKS.md; smaller sections
+  // are read again).
   // `owner`, if given, keeps `records` alive: an uncompressed batch then
-  // borrows them instead of copying (build_frame; issue 17, the last copy of
-  // a client's v2 records). A compressed batch copies them to compress them.
+  // borrows them instead of copying (build_frame), so a client's v2 records
+  // reach the socket without a copy. A compressed batch copies them to
+  // compress them.
   static constexpr std::size_t kKnownCrcMinBytes = 512;
   void append_encoded(ByteView records, std::int32_t count, std::int64_t base_timestamp, std::int64_t max_timestamp,
                       std::optional<std::uint32_t> records_crc = std::nullopt,

@@ -1,7 +1,7 @@
-// The record decoder for well-formed records (issue 17): a raw cursor and
-// inline varints instead of a WireReader returning std::expected per field,
-// and no error built, since a record it refuses is decoded again by the
-// checked reader (record_batch_reader.cc), which owns every error.
+// The record decoder for well-formed records: a raw cursor and inline varints
+// instead of a WireReader returning std::expected per field, and no error
+// built, since a record it refuses is decoded again by the checked reader
+// (record_batch_reader.cc), which owns every error.
 #include "proxy/records/record_fast_path.h"
 
 #include <cstddef>

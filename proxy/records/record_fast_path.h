@@ -1,8 +1,8 @@
 // Internal to record_batch_reader.cc: the RecordBatch v2 record decoder for
-// well-formed records (issue 17). It accepts exactly what the checked reader
-// accepts and decodes it to the same views, at a fraction of the instructions;
-// anything it is not sure of is handed back undecoded, so that the checked
-// reader alone decides every error and its field path.
+// well-formed records. It accepts exactly what the checked reader accepts and
+// decodes it to the same views, at a fraction of the instructions; anything it
+// is not sure of is handed back undecoded, so that the checked reader alone
+// decides every error and its field path.
 #pragma once
 
 #include <cstdint>
