@@ -15,7 +15,7 @@ std::optional<Versions> handled_versions(ApiKey key) {
       return Versions{0, kFrontendMaxProduceVersion};
     case ApiKey::kMetadata:
     case ApiKey::kApiVersions:
-    case ApiKey::kInitProducerId:  // idempotent clients only (issue 16): ids from ClientProducers
+    case ApiKey::kInitProducerId:  // idempotent clients only: ids from ClientProducers
       return Versions{0, kMaxVersion};
     default:
       return std::nullopt;

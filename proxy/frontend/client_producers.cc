@@ -148,7 +148,7 @@ std::optional<BatchCheck> ClientProducers::find_duplicate(Producer& producer, Pa
 
 std::optional<ErrorCode> ClientProducers::sequence_error(const PartitionState& state, const ClientBatch& batch,
                                                          std::string& message) const {
-  if (state.epoch < 0) return std::nullopt;  // rule 5
+  if (state.epoch < 0) return std::nullopt;  // no state: any sequence
   if (batch.epoch < state.epoch) {
     message = describe(batch) + ": the partition has seen epoch " + std::to_string(state.epoch);
     return ErrorCode::kInvalidProducerEpoch;
@@ -167,7 +167,7 @@ std::optional<ErrorCode> ClientProducers::sequence_error(const PartitionState& s
 // acknowledged or is still in flight, the partition's sequence goes back to
 // just before the first failed one: a later batch is then refused as a gap
 // (OUT_OF_ORDER_SEQUENCE_NUMBER), as a broker would, instead of reaching the
-// log ahead of the failed one's retry (CLIENT_DEDUP.md rule 4).
+// log ahead of the failed one's retry (CLIENT_DEDUP.md, the same-epoch rule).
 void ClientProducers::rewind_to_failed_tail(PartitionState& state) {
   auto first_failed = state.batches.end();
   for (auto it = state.batches.end(); it != state.batches.begin();) {

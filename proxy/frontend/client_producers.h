@@ -1,5 +1,5 @@
 // The producer ids the front end hands to idempotent clients, and the broker's
-// dedup rules applied to their batches (issue 16; docs/design/CLIENT_DEDUP.md).
+// dedup rules applied to their batches (docs/design/CLIENT_DEDUP.md).
 //
 // A client's producer id lives only between the client and the proxy: its
 // records go upstream re-batched under the proxy's own producer id. So the
@@ -25,7 +25,7 @@
 //     proxy restarted): any sequence is accepted, as Kafka 2.5+ does; Kafka
 //     4.x never answers UNKNOWN_PRODUCER_ID to a Produce.
 //
-// Bounds (ARCHITECTURE.md rule 5): at most `max_producers` producers (the
+// Bounds ("Bounded everything", ARCHITECTURE.md): at most `max_producers` producers (the
 // least recently used one with nothing in flight is forgotten to make room),
 // each forgotten after `idle_timeout_ms` without a request, and per partition
 // the last `batches_to_retain` batches (batches in flight are never dropped).
@@ -133,7 +133,7 @@ class ClientProducers {
     ClientBatchOutcome outcome;
   };
   struct PartitionState {
-    std::int16_t epoch = -1;  // -1: no state (rule 5)
+    std::int16_t epoch = -1;  // -1: no state (rule 5 above)
     std::int32_t last_sequence = -1;
     std::deque<Retained> batches;  // oldest first
   };

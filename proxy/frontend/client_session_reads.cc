@@ -58,7 +58,7 @@ void ClientSession::on_data(ByteView data) {
   after_read(start, reader_.append(data));
 }
 
-// Issue 17: the body of an admitted frame that still needs this much is read
+// The body of an admitted frame that still needs this much is read
 // straight into its buffer. A smaller rest goes through the shared buffer,
 // whose one read may also hold the frames after it: a copy that small costs
 // less than the extra read a pipelining client would then need.

@@ -1,12 +1,12 @@
-// docs/design/ARCHITECTURE.md rule 5: what a Produce request decodes to
-// (decompressed bytes, record and header views) is charged to the budget's
-// room, not only to the per-request cap. With less room than the cap while
-// the pipeline holds records it will give back, the request decodes into the
-// room; if that is not enough it is parked until the room grows, not refused.
-// With nothing to give back, waiting would wait for nothing (and two such
-// requests could wait for each other's frames): the request decodes into the
-// room plus a fixed overdraft, and an entry that needs more is refused with a
-// retriable error. A connection under its fair share decodes in the headroom
+// "Bounded everything" (docs/design/ARCHITECTURE.md): what a Produce request
+// decodes to (decompressed bytes, record and header views) is charged to the
+// budget's room, not only to the per-request cap. With less room than the cap
+// while the pipeline holds records it will give back, the request decodes into
+// the room; if that is not enough it is parked until the room grows, not
+// refused. With nothing to give back, waiting would wait for nothing (and two
+// such requests could wait for each other's frames): the request decodes into
+// the room plus a fixed overdraft, and an entry that needs more is refused with
+// a retriable error. A connection under its fair share decodes in the headroom
 // it was admitted in (ClientSession::decode_room).
 #pragma once
 

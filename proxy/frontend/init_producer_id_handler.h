@@ -1,4 +1,4 @@
-// InitProducerId from clients (issue 16): the front end hands out its own
+// InitProducerId from clients: the front end hands out its own
 // client producer ids (ClientProducers); nothing goes upstream. Idempotent
 // only: a transactional_id is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 // (docs/design/CLIENT_DEDUP.md says why that code).

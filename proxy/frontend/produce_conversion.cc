@@ -55,9 +55,10 @@ std::size_t decompressed_size(const RecordBatchView& batch) {
 }
 
 // What the broker would refuse for one record, checked before batching so it
-// fails this entry alone, not an upstream batch shared with other clients
-// (issue 14). Kafka's LogValidator.validateTimestamp for CreateTime; a
-// missing timestamp (-1) is stamped with the receive time later (decision 7).
+// fails this entry alone, not an upstream batch shared with other clients.
+// Kafka's LogValidator.validateTimestamp for CreateTime; a missing timestamp
+// (-1) is stamped with the receive time later (PIPELINE.md, decisions: a
+// record without a timestamp gets the receive time).
 // What each record of one entry is checked against.
 struct RecordChecks {
   const ProduceConversionOptions& options;
@@ -140,7 +141,7 @@ std::optional<EntryError> reserve_batch_copy(RecordRun& run, DecodeBudget& decod
 // The batch's records section, when an upstream batch can carry it byte for
 // byte: the proxy writes a header of its own (producer state, codec), so the
 // records must not depend on the client's: CreateTime with every timestamp
-// known (a missing one is stamped later, decision 7) and offset deltas
+// known (a missing one is stamped later, by the pipeline) and offset deltas
 // 0..n-1 (what the broker checks, and what a fresh batch's numbering is).
 std::optional<EncodedRecords> encoded_as_is(const RecordBatchView& batch) {
   const RecordBatchHeader& h = batch.header();
@@ -211,7 +212,7 @@ std::optional<EntryError> convert_batches(ByteView set, RunStorage& storage, Par
     budget -= std::min(budget, decompressed_size(*batch));
     if (!decoded.take(batch->records().size(), sizeof(RunRecord))) return over_budget(decoded);
     // Decoded and charged already; the usual single batch then costs one
-    // allocation, not one per doubling (issue 17).
+    // allocation, not one per doubling.
     if (run.records.empty()) run.records.reserve(batch->records().size());
     for (const RecordView& r : batch->records()) {
       const std::int64_t timestamp = h.timestamp_type() == TimestampType::kCreateTime ? batch->timestamp_of(r) : -1;
@@ -242,7 +243,8 @@ std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage,
   run.records.reserve(decoded->records().size());
   for (const LegacyRecordView& r : decoded->records()) {
     // Magic 0 has no timestamp: -1 here, the pipeline stamps the receive time
-    // (docs/design/PIPELINE.md decision 7). A client's LogAppendTime is the broker's to set.
+    // (docs/design/PIPELINE.md, decisions: a record without a timestamp gets
+    // the receive time). A client's LogAppendTime is the broker's to set.
     const std::int64_t timestamp = (r.timestamp && r.timestamp_type == TimestampType::kCreateTime) ? *r.timestamp : -1;
     if (auto error = check_record(limits, run.records.size(), timestamp, r.key, r.value, {})) return error;
     RunRecord& out = run.records.emplace_back();

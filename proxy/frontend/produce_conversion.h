@@ -1,8 +1,9 @@
 // Produce request -> record runs: the one place client record sets (legacy
 // MessageSet v0/v1 with compressed wrappers, RecordBatch v2 with any codec)
 // become the RecordRuns the pipeline takes, one per (topic, partition) entry,
-// in request order (docs/design/PIPELINE.md decision 8). Pure: no sockets, no logging, so
-// it is unit-tested against golden client bytes and fuzzed.
+// in request order (docs/design/PIPELINE.md, decisions: one record run per
+// partition of a request). Pure: no sockets, no logging, so it is unit-tested
+// against golden client bytes and fuzzed.
 //
 // A record set that fails its checks does not fail the request: its entry
 // carries the error the protocol defines (CORRUPT_MESSAGE for a bad CRC or
@@ -35,9 +36,9 @@ struct ProduceConversionOptions {
   // had decoded by then stays charged.
   std::size_t max_decoded_bytes = 64 * 1048576;
   // max_decoded_bytes is the memory budget's room, not the request's own cap
-  // (docs/design/ARCHITECTURE.md rule 5, "Overdraft"): the entry that crosses
-  // it is refused with NOT_ENOUGH_REPLICAS instead, retriable and not
-  // appended, because the same request fits once the budget has room.
+  // (docs/design/ARCHITECTURE.md, "Bounded everything", "Overdraft"): the entry
+  // that crosses it is refused with NOT_ENOUGH_REPLICAS instead, retriable and
+  // not appended, because the same request fits once the budget has room.
   bool max_decoded_bytes_is_room = false;
   // Kafka's message.timestamp.after.max.ms / before.max.ms, against now_ms
   // (the wall clock): a CreateTime record further ahead or behind is refused
