@@ -1,6 +1,6 @@
-// C.11 bisection (docs/design/PIPELINE.md): a batch refused for the content
-// of some record, without record_errors naming it, is resent as two halves of
-// its client runs until the refused runs stand alone.
+// Bisection (docs/design/PIPELINE.md, "Isolating refused records"): a batch
+// refused for the content of some record, without record_errors naming it, is
+// resent as two halves of its client runs until the refused runs stand alone.
 #include <spdlog/spdlog.h>
 
 #include <bit>
@@ -22,12 +22,12 @@ std::int32_t bisection_budget(std::size_t runs) {
 }  // namespace
 
 // The broker appended none of `b` and used none of its sequences (the error
-// came from LogValidator, before the producer state). Its runs are rebuilt
-// into two batches, the first half of the runs and the second, that take
-// its place in unacked and its sequences (the C.10 builder), so the batches
-// behind it still follow on: those in flight come back
-// OUT_OF_ORDER_SEQUENCE_NUMBER, are not head of line and only wait. No bump:
-// that comes when a part holding one run is refused and fails (C.6).
+// came from LogValidator, before the producer state). Its runs are rebuilt into
+// two batches, the first half of the runs and the second, that take its place
+// in unacked and its sequences (rebuilt as a split is), so the batches behind
+// it still follow on: those in flight come back OUT_OF_ORDER_SEQUENCE_NUMBER,
+// are not head of line and only wait. No bump: that comes when a part holding
+// one run is refused and fails (response handling, PIPELINE.md).
 void IdempotentProducer::bisect(PartitionState& p, const BatchPtr& b, ErrorCode error) {
   if (!b->bisections_left) b->bisections_left = std::make_shared<std::int32_t>(bisection_budget(b->pieces.size()));
   --*b->bisections_left;
@@ -48,7 +48,7 @@ void IdempotentProducer::bisect(PartitionState& p, const BatchPtr& b, ErrorCode 
       p.tp().to_string(), error_name(error), b->base_sequence, b->last_sequence(), b->pieces.size(),
       front_pieces.size(), back_pieces.size(), *b->bisections_left);
   // New boundaries: had an earlier attempt been appended, the broker could
-  // not match these parts to it (C.6, "Possible duplicates").
+  // not match these parts to it ("Possible duplicates", PIPELINE.md).
   if (b->ever_ambiguous) count_ambiguous_renumbered(p, 1, "bisection");
   observer_->on_retry(error);
   p.replace_with_split(b, {front, back});

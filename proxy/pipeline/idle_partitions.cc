@@ -10,7 +10,8 @@ namespace pp {
 
 std::size_t IdempotentProducer::retire_idle_partitions(std::int64_t used_before_ms) {
   // A memo of an older pid/epoch is moot: the partition's next batch under
-  // the current one starts at 0 anyway (PIPELINE.md C.4 rule 4).
+  // the current one starts at 0 anyway (the lazy reset of a stale partition,
+  // PIPELINE.md, draining rules).
   const ProducerIdAndEpoch current = identity_.current();
   if (identity_.state() == IdentityState::kReady) {
     for (auto memo = sequence_memos_.begin(); memo != sequence_memos_.end();) {

@@ -1,8 +1,8 @@
-// The producer id and epoch the pipeline writes under, as a small state
-// machine (docs/design/PIPELINE.md C.2): UNINITIALIZED -> INITIALIZING ->
-// READY, back to UNINITIALIZED to retry InitProducerId or when the epoch is
-// exhausted (C.7), FATAL for good. Every change goes through set_state(),
-// which logs it with its reason and reports it to the observer.
+// The producer id and epoch the pipeline writes under, as a small state machine
+// (docs/design/PIPELINE.md, "Producer identity"): UNINITIALIZED -> INITIALIZING
+// -> READY, back to UNINITIALIZED to retry InitProducerId or when the epoch is
+// exhausted ("Epoch bump"), FATAL for good. Every change goes through
+// set_state(), which logs it with its reason and reports it to the observer.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +37,7 @@ class ProducerIdentity {
   void ready_with(const ProducerIdAndEpoch& fresh);
   std::int32_t failed_attempts() const { return failed_attempts_; }
 
-  // A local epoch bump (C.7) or a new id after an exhausted epoch.
+  // A local epoch bump or a new id after an exhausted epoch.
   void advance_to(const ProducerIdAndEpoch& next) { current_ = next; }
   bool epoch_exhausted() const { return current_.epoch.value == INT16_MAX; }
 

@@ -1,4 +1,4 @@
-// The C.6 error table of docs/design/PIPELINE.md (librdkafka's
+// The error table of docs/design/PIPELINE.md, "Response handling" (librdkafka's
 // rd_kafka_handle_Produce_error and Java's Sender.completeBatch /
 // TransactionManager.canRetry, where they agree; our [I] rules where not).
 #include "proxy/pipeline/response_classifier.h"
@@ -49,8 +49,8 @@ ResponseAction fail_and_bump(std::string_view reason, std::string_view message =
 
 ResponseAction out_of_order(const BatchFacts& f) {
   if (f.partition_unresolved) {
-    // C.9: only the first unresolved sequence tells that the expired batch is
-    // not in the log; the ones after it merely wait for it.
+    // Unresolved sequences: only the first unresolved sequence tells that the
+    // expired batch is not in the log; the ones after it merely wait for it.
     return f.first_unresolved ? retry_and_bump("out_of_order_after_unresolved") : retry();
   }
   // Head of line: the broker lost our state. A renumbered batch, or one
@@ -79,7 +79,7 @@ ResponseAction message_too_large(const BatchFacts& f) {
                                                              : "a single record larger than the broker accepts");
 }
 
-// C.11: a refusal about the content of some record, without saying which
+// Bisection: a refusal about the content of some record, without saying which
 // (no usable record_errors: brokers before 2.4, a policy plugin, the pre-2.4
 // CORRUPT_MESSAGE for a null key on a compacted topic). Nothing was appended
 // and no sequence used, so a batch of several runs is resent as two halves
@@ -93,10 +93,11 @@ ResponseAction refused_content(ErrorCode error, const BatchFacts& f) {
   return fail_and_bump(error_name(error));
 }
 
-// C.11: the errors LogValidator raises per record (RecordValidationException)
-// reject the whole batch before its sequences are checked, and name the
-// records. Only the runs holding those fail; the rest is resent, which leaves
-// a gap in the batch's sequences, so the partition is renumbered (C.7).
+// Isolation: the errors LogValidator raises per record
+// (RecordValidationException) reject the whole batch before its sequences are
+// checked, and name the records. Only the runs holding those fail; the rest is
+// resent, which leaves a gap in the batch's sequences, so the partition is
+// renumbered (epoch bump).
 ResponseAction record_validation(ErrorCode error, const BatchFacts& f) {
   if (!f.record_errors_listed) return refused_content(error, f);
   ResponseAction a;

@@ -1,4 +1,6 @@
-// Produce responses, partition by partition (docs/design/PIPELINE.md C.5, C.6, C.8, C.10).
+// Produce responses, partition by partition (docs/design/PIPELINE.md:
+// learning the window, response handling, leader change, splitting on
+// MESSAGE_TOO_LARGE, isolating refused records).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -16,7 +18,7 @@ bool in_unacked(const PartitionState& p, const BatchPtr& b) {
 }
 
 // Errors after which the answering broker's window says nothing about the
-// partition's leader (C.5).
+// partition's leader (learning the window, PIPELINE.md).
 bool window_not_learnable(ErrorCode e) {
   return e == ErrorCode::kNotLeaderOrFollower || e == ErrorCode::kFencedLeaderEpoch ||
          e == ErrorCode::kUnknownTopicOrPartition || e == ErrorCode::kUnknownTopicId ||
@@ -94,7 +96,7 @@ BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerB
                         pr->current_leader.leader_epoch > p.leader_epoch() &&
                         upstream_.knows_broker(pr->current_leader.leader_id);
   f.corrupt_responses = b.corrupt_responses;
-  // C.11: isolation needs every listed record inside this batch; an index
+  // Isolation needs every listed record inside this batch; an index
   // outside it says the broker meant another batch, so the whole one fails.
   f.record_errors_listed = pr && !pr->record_errors.empty() &&
                            std::all_of(pr->record_errors.begin(), pr->record_errors.end(), [&](const auto& e) {
@@ -212,8 +214,9 @@ void IdempotentProducer::leader_changed(PartitionState& p, std::int32_t leader, 
 
 // A retry of `from` carrying `pieces` (slices of its runs, in order): same
 // partition, producer id, epoch, age and history, numbered from
-// `base_sequence`. Built here because its boundaries differ from `from`'s
-// (C.10, C.11); charged to the budget like any built batch.
+// `base_sequence`. Built here because its boundaries differ from `from`'s (a
+// split, an isolation or a bisection); charged to the budget like any built
+// batch.
 BatchPtr IdempotentProducer::rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces,
                                      std::int32_t base_sequence) {
   auto batch = std::make_shared<ProducerBatch>();
@@ -244,7 +247,7 @@ BatchPtr IdempotentProducer::rebuild(const ProducerBatch& from, const std::vecto
   return batch;
 }
 
-// C.10: halve a batch the broker found too large. Only done when no attempt
+// Splitting: halve a batch the broker found too large. Only done when no attempt
 // may be in the log (the broker matches duplicates by exact sequence range).
 void IdempotentProducer::split(PartitionState& p, const BatchPtr& b) {
   const auto half = static_cast<std::uint32_t>(b->record_count / 2);
@@ -267,14 +270,14 @@ void IdempotentProducer::split(PartitionState& p, const BatchPtr& b) {
   p.replace_with_split(b, pieces);
 }
 
-// C.11: the broker refused the batch for the records record_errors lists
-// (KIP-467) and appended none of it. The runs holding a listed record fail
-// with the broker's error and message; the others are rebuilt into one batch
-// that takes the refused one's place and first sequence, as a split piece
-// does (C.10). It has fewer records, so the later batches' sequences no
-// longer follow on: they come back OUT_OF_ORDER_SEQUENCE_NUMBER behind it,
-// and the bump the caller requests renumbers the partition once none of it
-// is in flight (C.7 drain-then-bump).
+// Isolation: the broker refused the batch for the records record_errors lists
+// (KIP-467) and appended none of it. The runs holding a listed record fail with
+// the broker's error and message; the others are rebuilt into one batch that
+// takes the refused one's place and first sequence, as a split piece does. It
+// has fewer records, so the later batches' sequences no longer follow on: they
+// come back OUT_OF_ORDER_SEQUENCE_NUMBER behind it, and the bump the caller
+// requests renumbers the partition once none of it is in flight
+// (drain-then-bump, "Epoch bump" in PIPELINE.md).
 void IdempotentProducer::isolate(PartitionState& p, const BatchPtr& b, ErrorCode error,
                                  const ProducePartitionResponse& pr) {
   // Per piece: the first listed record in it, and the broker's word on it.

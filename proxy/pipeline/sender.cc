@@ -7,35 +7,36 @@
 namespace pp {
 
 BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
-  // Rule 1: a leader must be known and the old leader drained (C.8).
+  // The draining rules of docs/design/PIPELINE.md, in order. Skip: a leader
+  // must be known and the old leader drained (leader change).
   if (p.leader_id() < 0 || p.draining()) return nullptr;
-  // Rule 2: retries first, strictly in sequence order, one at a time.
+  // The retry head: retries first, strictly in sequence order, one at a time.
   if (BatchPtr head = p.retry_head()) {
     if (!head->skip_backoff && now < head->retry_at_ms) return nullptr;
     return head;
   }
   if (p.has_awaiting_retry()) return nullptr;  // a lower sequence is still in flight
   if (!batch_ready(p, now)) return nullptr;
-  // Rule 3: may a new sequence start?
+  // The holds on a new head: may a new sequence start?
   const ProducerIdAndEpoch& current = identity_.current();
   const HoldReason hold = p.new_batch_hold(current);
   if (hold != HoldReason::kNone) {
     spdlog::trace("{}: new batch held: {}", p.tp().to_string(), to_string(hold));
     return nullptr;
   }
-  // Rule 4: an idle partition of an older epoch starts again at sequence 0.
+  // Lazy reset: an idle partition of an older epoch starts again at sequence 0.
   if (p.needs_reset(current)) {
     spdlog::debug("{}: sequences reset to 0 under producer id {} epoch {}", p.tp().to_string(), current.id.value,
                   current.epoch.value);
     p.reset_sequences(current);
   }
-  // Rule 5: built now, at the first send (decision 5).
+  // Sequences at drain time: built now, at the first send, never at enqueue.
   return accumulator_.build_batch(p, current, now);
 }
 
 void Sender::drain(PartitionMap& partitions, std::int64_t now, const std::function<void(OutgoingProduce)>& send) {
   // Two polls per client request: the lists are members, so a poll
-  // allocates nothing once they have grown (issue 17).
+  // allocates nothing once they have grown.
   ready_.clear();
   leaderless_.clear();
   for (auto& [tp, p] : partitions) {
@@ -104,10 +105,10 @@ OutgoingProduce Sender::assemble(std::int32_t node, std::vector<BatchPtr> batche
       topics.push_back(std::move(topic));
       it = topics.end() - 1;
     }
-    // The request borrows the batch's bytes (a scatter-gather write, issue
-    // 17) and keeps the batch alive until they are written. They are not
-    // changed meanwhile: a batch is patched or rebuilt only once it is out of
-    // flight, after its answer (all written) or its connection's close.
+    // The request borrows the batch's bytes (a scatter-gather write) and keeps
+    // the batch alive until they are written. They are not changed meanwhile: a
+    // batch is patched or rebuilt only once it is out of flight, after its
+    // answer (all written) or its connection's close.
     RecordsView records;
     records.pieces = &b->bytes;
     records.owner = std::shared_ptr<const void>(b, &b->bytes);
@@ -139,11 +140,11 @@ std::int64_t Sender::next_send_ms(const PartitionState& p, std::int64_t now) con
   return batch_ready(p, now) ? now : p.queued_runs().front()->enqueued_ms + config_.linger_ms;
 }
 
-// C.4 rule 8, adaptive batching (Nagle's rule with linger as its bound): a
-// partition with nothing in flight sends what it has at once; while one of
-// its batches is in flight, records gather until that answer comes back,
-// the batch is full, or the oldest has waited linger_ms. Window room is
-// rule 3's business, after this.
+// Adaptive batching (a draining rule of PIPELINE.md; Nagle's rule with linger
+// as its bound): a partition with nothing in flight sends what it has at once;
+// while one of its batches is in flight, records gather until that answer comes
+// back, the batch is full, or the oldest has waited linger_ms. Window room is
+// the business of the holds on a new head, after this.
 bool Sender::batch_ready(const PartitionState& p, std::int64_t now) const {
   if (p.queued_runs().empty()) return false;
   return p.inflight_batches() == 0 || accumulator_.linger_done(p, now);

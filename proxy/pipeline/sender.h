@@ -1,6 +1,6 @@
-// What may go now (docs/design/PIPELINE.md C.4): per leader, round-robin over
-// its partitions with the retry-head rule, adaptive batching (rule 8: at
-// once when nothing is in flight, linger only as a bound), the window and
+// What may go now (docs/design/PIPELINE.md, "Draining rules"): per leader,
+// round-robin over its partitions with the retry-head rule, adaptive batching
+// (at once when nothing is in flight, linger only as a bound), the window and
 // span checks and the first-ack rule; batches are built and sequenced at first
 // send; a request per round per node while the connection takes one. The
 // producer hands each assembled request to the upstream and owns what comes
@@ -53,8 +53,7 @@ class Sender {
   // leader get their topics' metadata asked for.
   void drain(PartitionMap& partitions, std::int64_t now, const std::function<void(OutgoingProduce)>& send);
   // When `p` may next send, if only time stands in its way; -1 if an event
-  // must come first (a held partition or a busy connection: rule 6, no busy
-  // loop).
+  // must come first (a held partition or a busy connection: no busy loop).
   std::int64_t next_send_ms(const PartitionState& p, std::int64_t now) const;
 
  private:

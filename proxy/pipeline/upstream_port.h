@@ -1,6 +1,7 @@
 // What the pipeline needs from the upstream layer, as an interface: the real
 // implementation is proxy/upstream's Upstream (libuv sockets); unit tests
-// script it with a controlled clock (docs/design/ARCHITECTURE.md rule 3).
+// script it with a controlled clock ("The pipeline is a plain state machine",
+// docs/design/ARCHITECTURE.md, rules of the house).
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,8 @@ struct MetadataUpdate {
 };
 
 // A request that never got a response: the connection closed, or the client
-// side request timeout fired. Both mean "maybe appended" (docs/design/PIPELINE.md C.6).
+// side request timeout fired. Both mean "maybe appended"
+// (docs/design/PIPELINE.md, "Response handling").
 using ProduceResult = std::expected<ProduceResponse, ErrorCode>;
 using InitProducerIdResult = std::expected<InitProducerIdResponse, ErrorCode>;
 // `sent_version` is the version the request went out as, which the response
@@ -67,7 +69,8 @@ class UpstreamPort {
   // given to the pipeline (and topics confirmed unknown carry that error).
   virtual void request_metadata(const std::vector<std::string>& topics) = 0;
   // Closes the connection to `node`, failing its outstanding requests with
-  // NETWORK_EXCEPTION (docs/design/PIPELINE.md C.9: an expiring batch must not stay in flight).
+  // NETWORK_EXCEPTION (docs/design/PIPELINE.md, "Delivery timeout and
+  // unresolved sequences": an expiring batch must not stay in flight).
   virtual void reset_connection(std::int32_t node) = 0;
   // KIP-951: endpoints of new leaders named in a ProduceResponse, so a leader
   // hint can be followed before the next metadata refresh.
