@@ -5,9 +5,9 @@
 //
 // With SASL configured (broker_connection_sasl.cc), SaslHandshake v1 and
 // SaslAuthenticate follow ApiVersions. A session lifetime from the broker
-// (KIP-368) schedules re-authentication at 85-95 % of it: from then no new
-// Produce is sent, the outstanding requests finish, the connection goes back
-// to authenticating on the same socket and is ready again afterwards.
+// (KIP-368) schedules re-authentication at 0.85 to 0.95 of it: from then no new
+// Produce is sent, the outstanding requests finish, the connection goes back to
+// authenticating on the same socket and is ready again afterwards.
 //
 // Requests get increasing correlation ids and Kafka answers them in order on
 // a connection, so a response must match the oldest outstanding request; any
@@ -94,8 +94,8 @@ class BrokerConnection {
   // backoff ends), and reconnect after every failure until stop()/retire().
   void connect();
   // Close now, failing outstanding requests with NETWORK_EXCEPTION, and
-  // reconnect at once if wanted (docs/design/PIPELINE.md C.9: an expiring batch must not
-  // stay in flight).
+  // reconnect at once if wanted (docs/design/PIPELINE.md, "Delivery timeout and
+  // unresolved sequences": an expiring batch must not stay in flight).
   void reset(std::string_view reason);
   // Close now, failing outstanding requests, and stay down until connect().
   void stop(std::string_view reason);

@@ -78,7 +78,7 @@ bool BrokerConnection::handle_frame(ByteView frame) {
 void BrokerConnection::start_throttle(std::int32_t throttle_ms) {
   // A broker's quota throttle is seconds at most (its quota window); a larger
   // one is a broken or hostile broker and would hold the connection for up
-  // to 24 days (issue 14). Held longer than a request may wait, the held
+  // to 24 days (INT32_MAX ms). Held longer than a request may wait, the held
   // requests would time out anyway.
   if (throttle_ms > options_.request_timeout_ms) {
     log().warn("{}: throttle_time_ms {} capped at request_timeout_ms ({} ms)", describe(), throttle_ms,

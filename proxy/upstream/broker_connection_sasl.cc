@@ -171,8 +171,8 @@ void BrokerConnection::authentication_failed(std::string_view metric_reason, con
                 Cause::kAuthentication);
 }
 
-// Java's client re-authenticates at 85-95 % of the lifetime, jittered so the
-// connections to one broker don't all re-authenticate together (KIP-368).
+// Java's client re-authenticates at 0.85 to 0.95 of the lifetime, jittered so
+// the connections to one broker don't all re-authenticate together (KIP-368).
 void BrokerConnection::schedule_reauthentication(std::int64_t session_lifetime_ms) {
   static thread_local std::minstd_rand random{std::random_device{}()};
   std::uniform_real_distribution<double> share(0.85, 0.95);

@@ -49,7 +49,7 @@ struct TopicsRead {
 // it is being created, ...) comes with no usable partitions; holes in the
 // reported indexes read as UNKNOWN_TOPIC_OR_PARTITION. With `asked`, a topic
 // not in it is skipped: a broker naming topics nobody asked about would
-// otherwise get them past upstream.max_topics and the idle sweep (issue 14).
+// otherwise get them past upstream.max_topics and the idle sweep.
 TopicsRead read_topics(const MetadataResponse& response, const std::set<std::string>* asked = nullptr);
 
 class BrokerDirectory {

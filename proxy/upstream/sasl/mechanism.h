@@ -9,8 +9,9 @@
 //     error -> authentication failed (the text names no secret)
 //     nullopt -> done, authenticated; bytes -> send them, wait again
 //
-// Pure: no sockets, no clock, no logging (ARCHITECTURE.md rule 2), so the
-// message parsers can be unit-tested on RFC vectors and fuzzed.
+// Pure: no sockets, no clock, no logging ("Codecs are pure functions over byte
+// spans", ARCHITECTURE.md, rules of the house), so the message parsers can be
+// unit-tested on RFC vectors and fuzzed.
 #pragma once
 
 #include <expected>
