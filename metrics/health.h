@@ -1,6 +1,7 @@
-// Liveness and readiness, as /healthz and /readyz report them (docs/design/INTERFACES.md
-// "HTTP endpoints"). Written by the loop thread and the daemon, read by the
-// HTTP server's threads: atomics only (docs/design/ARCHITECTURE.md rule 1).
+// Liveness and readiness, as /healthz and /readyz report them
+// (docs/design/INTERFACES.md "HTTP endpoints"). Written by the loop thread and
+// the daemon, read by the HTTP server's threads: atomics only ("One loop thread
+// owns all proxy state", docs/design/ARCHITECTURE.md, rules of the house).
 //
 // Liveness is a heartbeat: a uv timer on the loop calls beat() every
 // kBeatInterval; the loop is alive while the last beat is younger than

@@ -6,10 +6,11 @@
 //   metrics.sample(producer.buffered_bytes(), brokers);    // a loop timer
 //   MetricsServer server(config.address, metrics, health); // HTTP
 //
-// Threads: every update method runs on the loop thread (docs/design/ARCHITECTURE.md rule
-// 1); the label caches behind them are unsynchronised on purpose. The values
-// are prometheus-cpp atomics, read by the HTTP server's threads through
-// registry() without any lock of ours.
+// Threads: every update method runs on the loop thread ("One loop thread owns
+// all proxy state", docs/design/ARCHITECTURE.md, rules of the house); the label
+// caches behind them are unsynchronised on purpose. The values are
+// prometheus-cpp atomics, read by the HTTP server's threads through registry()
+// without any lock of ours.
 #pragma once
 
 #include <prometheus/registry.h>

@@ -112,7 +112,7 @@ MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics,
                                          // A request must arrive whole within this, however slowly it trickles
                                          // in. Shorter than the chart's 2 s probe timeout: past 15 stalled
                                          // peers a probe waits for a worker, and no longer than this per 16
-                                         // of them (issue 14).
+                                         // of them.
                                          "request_timeout_ms", kHttpRequestTimeoutMs};
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(options, &callbacks);

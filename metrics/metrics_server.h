@@ -28,8 +28,9 @@ class MetricsServer {
  public:
   // Listens on `address` ("127.0.0.1:9464"; port 0 picks a free one) before
   // returning. Throws std::runtime_error when it cannot (start-up only,
-  // docs/design/ARCHITECTURE.md rule 4). `metrics` may go first (the exposer holds a weak
-  // reference); `health` must outlive the server.
+  // "Peer-caused errors are values", docs/design/ARCHITECTURE.md). `metrics`
+  // may go first (the exposer holds a weak reference); `health` must outlive
+  // the server.
   MetricsServer(const std::string& address, const Metrics& metrics, const Health& health);
   // Stops the listener and joins civetweb's threads.
   ~MetricsServer();
