@@ -14,10 +14,10 @@ extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void*
 
 // jemalloc reads this at its first allocation. By default it purges freed
 // pages over 10 s (immediately for blocks from 8 MiB), so a steady stream of
-// 1 MiB frames and batches faulted in fresh, kernel-zeroed pages: 35,000-
-// 40,000 minor faults per GB on the legacy path, where glibc with the
-// thresholds below has none once warm. Kept, freed memory stays for the next frame
-// or batch, as glibc's heap keeps it; the memory budget bounds the peak.
+// 1 MiB frames and batches would fault in fresh, kernel-zeroed pages over and
+// over, where glibc with the thresholds below has none once warm
+// (docs/BENCHMARKS.md, "The allocator"). Kept, freed memory stays for the next
+// frame or batch, as glibc's heap keeps it; the memory budget bounds the peak.
 extern "C" {
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): jemalloc's interface is this symbol
 const char* malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
@@ -45,10 +45,11 @@ AllocatorTuning keep_freed_memory_for_reuse(std::size_t retained_bytes) {
   // By default glibc maps blocks from 128 KiB up (raising that bar only as
   // far as the largest block freed so far) and trims the heap's top once
   // twice that bar lies free. A proxy frees a frame or a batch on every
-  // acknowledgement and allocates the next at once, so pages went back to
-  // the kernel, which zeroed them again on the next write: 17,000-30,000
-  // page faults per GB moved (docs/BENCHMARKS.md). With fixed thresholds the
-  // freed top of the heap, up to the budget, waits for the next frame.
+  // acknowledgement and allocates the next at once, so by default pages go
+  // back to the kernel, which zeroes them again on the next write: page
+  // faults on every GB moved (docs/BENCHMARKS.md, "Freed memory kept for
+  // reuse"). With fixed thresholds the freed top of the heap, up to the
+  // budget, waits for the next frame.
   auto as_int = [](std::size_t bytes) {
     return static_cast<int>(std::min<std::size_t>(bytes, std::numeric_limits<int>::max()));
   };
