@@ -1,9 +1,33 @@
 #include "daemon/cli.h"
 
+#include <librdkafka/rdkafka.h>
+#include <openssl/crypto.h>
+#include <uv.h>
+
 #include <CLI/CLI.hpp>
 #include <ostream>
 
+#ifndef PP_GIT_REVISION
+#define PP_GIT_REVISION "unknown"
+#endif
+
 namespace pp {
+
+namespace {
+
+constexpr const char* kExitCodes =
+    "\nExit codes:\n"
+    "  0  stopped cleanly, every accepted record delivered; --help, --version; --check-config: valid\n"
+    "  1  runtime failure: start-up failed, the producer failed fatally, or records were lost to\n"
+    "     shutdown.drain_timeout_ms\n"
+    "  2  bad configuration or usage (--check-config: invalid)\n";
+
+}  // namespace
+
+std::string version_report(std::string_view version) {
+  return std::string(version) + "\nrevision " + PP_GIT_REVISION + "\nlibrdkafka " + rd_kafka_version_str() + "\n" +
+         OpenSSL_version(OPENSSL_VERSION) + "\nlibuv " + uv_version_string();
+}
 
 config::ConfigSource CommandLine::config_source() const {
   config::ConfigSource source{config_path, overrides};
@@ -18,23 +42,31 @@ std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* con
   std::string log_level;
   bool show_version = false;
 
+  app.footer(kExitCodes);
   app.add_option("--config", config_path,
                  "TOML config file [$PRODUCE_PROXY_CONFIG, else " + std::string(config::kDefaultConfigPath) + "]")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->group("Configuration");
   // One KEY=VALUE per --set, repeatable: a second bare word is a usage error,
   // not silently another override.
   app.add_option("--set", cli.overrides, "Override one key, e.g. --set producer.linger_ms=10")
       ->type_name("KEY=VALUE")
       ->expected(1)
       ->take_all()
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->group("Configuration");
   std::vector<std::string> levels;
   for (const auto name : config::enum_names<config::LogLevel>()) levels.emplace_back(name);
   app.add_option("--log-level", log_level, "Log level, over log.level of the config")
       ->type_name("LEVEL")
-      ->check(CLI::IsMember(levels));
-  app.add_flag("--check-config", cli.check_config, "Validate the config, print every problem, exit 0 (valid) or 2");
-  app.add_flag("--version", show_version, "Print the version and exit");
+      ->check(CLI::IsMember(levels))
+      ->group("Configuration");
+  app.set_help_flag("-h,--help", "Print this help and exit")->group("Information");
+  app.add_flag("--check-config", cli.check_config, "Validate the config, print every problem, exit 0 (valid) or 2")
+      ->group("Information");
+  app.add_flag("--version", show_version,
+               "Print the version, the git revision and the versions of librdkafka, OpenSSL and libuv, and exit")
+      ->group("Information");
 
   try {
     app.parse(static_cast<int>(args.size()), args.data());

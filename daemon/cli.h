@@ -3,7 +3,7 @@
 //   produce-proxy --check-config [--config FILE] [--set KEY=VALUE ...]
 //   produce-proxy --version
 // Parsing only; main() decides what to run. Use:
-//   const auto cli = pp::parse_command_line({argv, argv + argc}, PP_VERSION);
+//   const auto cli = pp::parse_command_line({argv, argv + argc}, pp::version_report(PP_VERSION));
 //   if (!cli) { (cli.error().exit_code == 0 ? std::cout : std::cerr) << cli.error().output;
 //               return cli.error().exit_code; }              // --help, --version, usage error
 //   if (cli->check_config) return pp::check_config(*cli, std::cout, std::cerr);
@@ -24,8 +24,10 @@
 
 namespace pp {
 
-// Exit codes (docs/design/INTERFACES.md): 0 clean stop (drained), 1 runtime failure
-// (including records lost to the drain deadline), 2 bad config or usage.
+// Exit codes (docs/design/INTERFACES.md, "Command line"; --help prints them): 0 clean
+// stop (drained), or --help, --version, a valid --check-config; 1 runtime
+// failure (start-up failed, a fatal producer, records lost to the drain
+// deadline); 2 bad config or usage.
 inline constexpr int kExitClean = 0;
 inline constexpr int kExitRuntimeFailure = 1;
 inline constexpr int kExitBadConfig = 2;
@@ -48,8 +50,16 @@ struct CliExit {
   std::string output;
 };
 
-// args is argv (args[0] the program name). `version` is printed by --version.
+// args is argv (args[0] the program name). --version prints "produce-proxy "
+// followed by `version` and a newline.
 std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* const> args, std::string_view version);
+
+// What --version reports after the program name, one item per line, no
+// trailing newline: `version`, the git revision the build tree was configured
+// from ("unknown" outside git), and the versions of librdkafka, OpenSSL and
+// libuv this process runs with (their runtime version calls, not the headers
+// built against).
+std::string version_report(std::string_view version);
 
 // --check-config: loads and validates; prints "FILE: ok" to `out` and returns
 // 0, or every problem as FILE:LINE:COLUMN: message to `err` and returns 2.

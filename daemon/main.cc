@@ -76,7 +76,8 @@ int run(const pp::CommandLine& cli, const pp::config::Settings& settings) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto cli = pp::parse_command_line(std::span<const char* const>(argv, static_cast<std::size_t>(argc)), PP_VERSION);
+  auto cli = pp::parse_command_line(std::span<const char* const>(argv, static_cast<std::size_t>(argc)),
+                                    pp::version_report(PP_VERSION));
   if (!cli) {
     (cli.error().exit_code == 0 ? std::cout : std::cerr) << cli.error().output;
     return cli.error().exit_code;
