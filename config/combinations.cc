@@ -7,6 +7,9 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "config/client_access.h"
+#include "config/schema.h"
+
 namespace pp::config {
 namespace {
 
@@ -130,11 +133,28 @@ void check_sasl(const Settings& settings, Rules& rules) {
   }
 }
 
+// No open relay: a listener beyond loopback must authenticate its clients
+// (clients_authenticated: none can yet) or be explicitly allowed not to.
+// Reported at listener.address (or the --set that gave it): the line whose
+// value opened the listener up.
+void check_no_open_relay(const ListenerSettings& listener, Rules& rules) {
+  if (!rules.all_valid({"listener.address", "listener.allow_unauthenticated"})) return;
+  if (listener.allow_unauthenticated || !serves_unauthenticated_beyond_loopback(listener)) return;
+  rules.error({"listener.address", "listener.allow_unauthenticated"},
+              "listener.address = " + format_value(listener.address) +
+                  " is not loopback and the proxy does not authenticate its clients: an open relay, where anyone "
+                  "who reaches the port produces to the upstream cluster under the proxy's identity (its "
+                  "credentials and ACLs). Bind to loopback (127.0.0.1, [::1] or localhost), or set "
+                  "listener.allow_unauthenticated = true where a firewall or network policy restricts who "
+                  "reaches the port");
+}
+
 }  // namespace
 
 void check_combinations(const Settings& s, const KeyFacts& facts, std::vector<ConfigError>& errors) {
   Rules rules(facts, errors);
   if (!facts.bad.contains("upstream.bootstrap_servers")) rules.require_bootstrap();
+  check_no_open_relay(s.listener, rules);
   check_tls_files(s.upstream.tls, rules);
   check_sasl(s, rules);
 

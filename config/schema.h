@@ -82,6 +82,8 @@ void visit_keys(F&& f, S&... s) {
   constexpr auto kLive = Apply::kLive;
   constexpr auto kRestart = Apply::kRestart;
   f(KeySpec{"listener", "address", 0, 0, kRestart, Check::kListenAddress}, s.listener.address...);
+  // Checked with listener.address in combinations.cc: no open relay.
+  f(KeySpec{"listener", "allow_unauthenticated", 0, 0, kRestart}, s.listener.allow_unauthenticated...);
   f(KeySpec{"listener", "advertised_address", 0, 0, kRestart, Check::kAdvertisedAddress},
     s.listener.advertised_address...);
   f(KeySpec{"listener", "max_connections", 1, 1000000, kRestart}, s.listener.max_connections...);

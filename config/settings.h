@@ -67,6 +67,9 @@ inline constexpr std::string_view kConfigPathEnv = "PRODUCE_PROXY_CONFIG";
 // [listener]: where legacy clients connect.
 struct ListenerSettings {
   std::string address = "127.0.0.1:9092";
+  // The proxy does not authenticate its clients: an address beyond loopback
+  // is refused unless this is true (config/client_access.h, no open relay).
+  bool allow_unauthenticated = false;
   // host:port put in Metadata; empty means the same as address.
   std::string advertised_address;
   std::int64_t max_connections = 1024;

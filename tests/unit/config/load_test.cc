@@ -103,6 +103,7 @@ TEST(Overrides, TomlValuesBareStringsAndCommaLists) {
       "producer.linger_ms=10",
       "upstream.bootstrap_servers=[\"a:1\",\"b:2\"]",
       "listener.address=0.0.0.0:19092",
+      "listener.allow_unauthenticated=true",  // beyond loopback: no open relay without it
       "upstream.client_id=\"quoted\"",
       "producer.compression=lz4",
       "metrics.partition_labels=false",
@@ -113,6 +114,7 @@ TEST(Overrides, TomlValuesBareStringsAndCommaLists) {
   EXPECT_EQ(s->producer.linger_ms, 10);
   EXPECT_EQ(s->upstream.bootstrap_servers, (std::vector<std::string>{"a:1", "b:2"}));
   EXPECT_EQ(s->listener.address, "0.0.0.0:19092");
+  EXPECT_TRUE(s->listener.allow_unauthenticated);
   EXPECT_EQ(s->upstream.client_id, "quoted");
   EXPECT_EQ(s->producer.compression, Compression::kLz4);
   EXPECT_FALSE(s->metrics.partition_labels);
@@ -166,7 +168,7 @@ TEST(LoadSettings, MissingDefaultFileMeansDefaultsAndOverrides) {
 
 TEST(Schema, KeysAreUniqueAndFindable) {
   const auto keys = all_keys();
-  EXPECT_EQ(keys.size(), 46u);  // docs/design/INTERFACES.md's config block
+  EXPECT_EQ(keys.size(), 47u);  // docs/design/INTERFACES.md's config block
   for (const auto& k : keys) {
     const KeySpec* found = find_key(k.section, k.name);
     ASSERT_NE(found, nullptr) << k.full_name();
