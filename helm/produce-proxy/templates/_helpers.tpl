@@ -95,6 +95,11 @@ message that says which value to change.
 {{- if not (dig "upstream" "bootstrap_servers" list .Values.config) -}}
 {{- fail "config.upstream.bootstrap_servers is required: the Kafka cluster's [\"host:port\", ...]" -}}
 {{- end -}}
+{{- /* No open relay: the proxy's own rule (config/client_access.h), checked at render time. */ -}}
+{{- $listener := dig "listener" "address" "127.0.0.1:9092" .Values.config -}}
+{{- if and (not (regexMatch "^((?i)localhost|127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]):[0-9]+$" $listener)) (not (dig "listener" "allow_unauthenticated" false .Values.config)) -}}
+{{- fail (printf "config.listener.address %q is not loopback and the proxy does not authenticate its clients: an open relay under the proxy's upstream identity; keep it on 127.0.0.1, or set config.listener.allow_unauthenticated=true where a NetworkPolicy restricts who reaches the port" $listener) -}}
+{{- end -}}
 {{- $metrics := dig "metrics" "address" "127.0.0.1:9464" .Values.config -}}
 {{- if or (hasPrefix "127." $metrics) (hasPrefix "localhost:" $metrics) (hasPrefix "[::1]" $metrics) -}}
 {{- fail (printf "config.metrics.address %q is loopback: the kubelet probes and Prometheus reach the pod IP, so bind 0.0.0.0" $metrics) -}}
