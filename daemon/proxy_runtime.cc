@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "config/client_access.h"
 #include "daemon/settings_mapping.h"
 
 namespace pp {
@@ -33,6 +34,15 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
                                                      std::function<void(int)> on_failed) {
   on_ready_ = std::move(on_ready);
   on_failed_ = std::move(on_failed);
+  // Validation let this through only with listener.allow_unauthenticated:
+  // said once, so the operator sees the relay they opened.
+  if (config::serves_unauthenticated_beyond_loopback(settings_.listener)) {
+    spdlog::warn(
+        "listener: {} is not loopback and clients are not authenticated (listener.allow_unauthenticated = "
+        "true): anyone who reaches this port produces to the upstream cluster under the proxy's identity; "
+        "only a firewall or network policy keeps it from being an open relay",
+        settings_.listener.address);
+  }
   metrics_ = std::make_unique<Metrics>(to_metrics_config(settings_));
   try {
     metrics_server_ = std::make_unique<MetricsServer>(settings_.metrics.address, *metrics_, health_);
