@@ -45,6 +45,35 @@ struct KeySpec {
   std::string full_name() const { return std::string(section) + "." + std::string(name); }
 };
 
+// [listener], first in INTERFACES.md's order; visit_keys calls it.
+template <class F, class... S>
+void visit_listener_keys(F&& f, S&... s) {
+  constexpr auto kLive = Apply::kLive;
+  constexpr auto kRestart = Apply::kRestart;
+  f(KeySpec{"listener", "address", 0, 0, kRestart, Check::kListenAddress}, s.listener.address...);
+  // Checked with listener.address in combinations.cc: no open relay.
+  f(KeySpec{"listener", "allow_unauthenticated", 0, 0, kRestart}, s.listener.allow_unauthenticated...);
+  f(KeySpec{"listener", "advertised_address", 0, 0, kRestart, Check::kAdvertisedAddress},
+    s.listener.advertised_address...);
+  f(KeySpec{"listener", "max_connections", 1, 1000000, kRestart}, s.listener.max_connections...);
+  f(KeySpec{"listener", "max_connections_per_peer", 0, 1000000, kRestart}, s.listener.max_connections_per_peer...);
+  // Kafka frames carry an int32 size; below 1 KiB not even Metadata fits.
+  f(KeySpec{"listener", "max_request_bytes", 1024, kInt32Max, kRestart}, s.listener.max_request_bytes...);
+  f(KeySpec{"listener", "idle_timeout_ms", 1000, kInt32Max, kLive}, s.listener.idle_timeout_ms...);
+  // 0: no deadline (the sweep checks about once a second).
+  f(KeySpec{"listener", "frame_timeout_ms", 0, kInt32Max, kRestart}, s.listener.frame_timeout_ms...);
+  f(KeySpec{"listener", "max_client_producers", 1, 10000000, kRestart}, s.listener.max_client_producers...);
+  f(KeySpec{"listener", "client_producer_idle_ms", 1000, std::int64_t{1} << 40, kRestart},
+    s.listener.client_producer_idle_ms...);
+  // min 5: what every idempotent client assumes a broker retains.
+  f(KeySpec{"listener", "client_batches_to_retain", 5, 1000, kRestart}, s.listener.client_batches_to_retain...);
+  // -1: no limit. 2^50 ms is 35,000 years: past any clock, far from overflow.
+  f(KeySpec{"listener", "message_timestamp_after_max_ms", -1, std::int64_t{1} << 50, kRestart},
+    s.listener.message_timestamp_after_max_ms...);
+  f(KeySpec{"listener", "message_timestamp_before_max_ms", -1, std::int64_t{1} << 50, kRestart},
+    s.listener.message_timestamp_before_max_ms...);
+}
+
 // [upstream.tls] and [upstream.sasl] (issue 15), in INTERFACES.md's order
 // after [upstream]; visit_keys calls it.
 template <class F, class... S>
@@ -81,28 +110,7 @@ template <class F, class... S>
 void visit_keys(F&& f, S&... s) {
   constexpr auto kLive = Apply::kLive;
   constexpr auto kRestart = Apply::kRestart;
-  f(KeySpec{"listener", "address", 0, 0, kRestart, Check::kListenAddress}, s.listener.address...);
-  // Checked with listener.address in combinations.cc: no open relay.
-  f(KeySpec{"listener", "allow_unauthenticated", 0, 0, kRestart}, s.listener.allow_unauthenticated...);
-  f(KeySpec{"listener", "advertised_address", 0, 0, kRestart, Check::kAdvertisedAddress},
-    s.listener.advertised_address...);
-  f(KeySpec{"listener", "max_connections", 1, 1000000, kRestart}, s.listener.max_connections...);
-  f(KeySpec{"listener", "max_connections_per_peer", 0, 1000000, kRestart}, s.listener.max_connections_per_peer...);
-  // Kafka frames carry an int32 size; below 1 KiB not even Metadata fits.
-  f(KeySpec{"listener", "max_request_bytes", 1024, kInt32Max, kRestart}, s.listener.max_request_bytes...);
-  f(KeySpec{"listener", "idle_timeout_ms", 1000, kInt32Max, kLive}, s.listener.idle_timeout_ms...);
-  // 0: no deadline (the sweep checks about once a second).
-  f(KeySpec{"listener", "frame_timeout_ms", 0, kInt32Max, kRestart}, s.listener.frame_timeout_ms...);
-  f(KeySpec{"listener", "max_client_producers", 1, 10000000, kRestart}, s.listener.max_client_producers...);
-  f(KeySpec{"listener", "client_producer_idle_ms", 1000, std::int64_t{1} << 40, kRestart},
-    s.listener.client_producer_idle_ms...);
-  // min 5: what every idempotent client assumes a broker retains.
-  f(KeySpec{"listener", "client_batches_to_retain", 5, 1000, kRestart}, s.listener.client_batches_to_retain...);
-  // -1: no limit. 2^50 ms is 35,000 years: past any clock, far from overflow.
-  f(KeySpec{"listener", "message_timestamp_after_max_ms", -1, std::int64_t{1} << 50, kRestart},
-    s.listener.message_timestamp_after_max_ms...);
-  f(KeySpec{"listener", "message_timestamp_before_max_ms", -1, std::int64_t{1} << 50, kRestart},
-    s.listener.message_timestamp_before_max_ms...);
+  visit_listener_keys(f, s...);
 
   f(KeySpec{"upstream", "bootstrap_servers", 0, 0, kRestart, Check::kBootstrapList}, s.upstream.bootstrap_servers...);
   f(KeySpec{"upstream", "client_id", 0, 0, kRestart, Check::kClientId}, s.upstream.client_id...);

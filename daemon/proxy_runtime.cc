@@ -15,6 +15,18 @@ constexpr std::uint64_t kHeartbeatMs = 200;  // /healthz: the loop answers
 constexpr std::uint64_t kReadinessPollMs = 50;
 constexpr std::uint64_t kDrainPollMs = 20;
 
+// Validation lets a listener beyond loopback without client authentication
+// through only with listener.allow_unauthenticated; said once at start, so
+// the operator sees the relay they opened in the logs.
+void warn_if_open_beyond_loopback(const config::ListenerSettings& listener) {
+  if (!config::serves_unauthenticated_beyond_loopback(listener)) return;
+  spdlog::warn(
+      "listener: {} is not loopback and clients are not authenticated (listener.allow_unauthenticated = true): "
+      "anyone who reaches this port produces to the upstream cluster under the proxy's identity; only a "
+      "firewall or network policy keeps it from being an open relay",
+      listener.address);
+}
+
 }  // namespace
 
 ProxyRuntime::ProxyRuntime(uv_loop_t* loop, config::Settings settings)
@@ -34,15 +46,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
                                                      std::function<void(int)> on_failed) {
   on_ready_ = std::move(on_ready);
   on_failed_ = std::move(on_failed);
-  // Validation let this through only with listener.allow_unauthenticated:
-  // said once, so the operator sees the relay they opened.
-  if (config::serves_unauthenticated_beyond_loopback(settings_.listener)) {
-    spdlog::warn(
-        "listener: {} is not loopback and clients are not authenticated (listener.allow_unauthenticated = "
-        "true): anyone who reaches this port produces to the upstream cluster under the proxy's identity; "
-        "only a firewall or network policy keeps it from being an open relay",
-        settings_.listener.address);
-  }
+  warn_if_open_beyond_loopback(settings_.listener);
   metrics_ = std::make_unique<Metrics>(to_metrics_config(settings_));
   try {
     metrics_server_ = std::make_unique<MetricsServer>(settings_.metrics.address, *metrics_, health_);
