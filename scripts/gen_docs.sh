@@ -21,10 +21,19 @@ cd "$(dirname "$0")/.."
 build_dir=${1:-${PP_DOCS_BUILD_DIR:-build/docs}}
 jobs=${PP_DOCS_JOBS:-2}
 
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+quietly() {  # run a command; show its output only if it fails
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "gen_docs: failed: $*" >&2
+    exit 1
+  fi
+}
 if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPP_BUILD_BENCH=OFF >/dev/null
+  quietly cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPP_BUILD_BENCH=OFF
 fi
-cmake --build "$build_dir" --target config-reference metrics-reference -j "$jobs" >/dev/null
+quietly cmake --build "$build_dir" --target config-reference metrics-reference -j "$jobs"
 
 write() {  # GENERATOR DOC: rewrite DOC only from a complete run
   local generator=$1 doc=$2 tmp
