@@ -24,7 +24,9 @@ Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, Top
                    FrontendObserver* observer)
     : loop_(loop),
       context_(std::make_shared<FrontendContext>(loop, std::move(config), sink, topics, observer)),
+      deadlines_(loop),
       deferred_(loop) {
+  context_->deadlines = &deadlines_;
   context_->after_submit = [this] { maybe_pause(); };
   context_->session_closed = [this](std::uint64_t id) { forget(id); };
   context_->defer = [this](std::function<void()> fn) { defer(std::move(fn)); };
@@ -35,6 +37,7 @@ Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, Top
 
 Frontend::~Frontend() {
   stop();
+  context_->deadlines = nullptr;
   // A late sink callback must not reach a destroyed front end.
   context_->sink.memory_budget().set_available_listener(nullptr);
   context_->sink.memory_budget().set_room_listener(nullptr);
@@ -214,6 +217,7 @@ void Frontend::update_accepting() {
 
 void Frontend::sweep() {
   const std::uint64_t now = uv_now(loop_);
+  context_->deadline_log.tick(now);
   if (context_->paused) update_accepting();  // the headroom may have room again
   for (auto& s : sessions_in_turn()) {
     if (s->idle(now)) {

@@ -25,6 +25,7 @@
 
 #include "proxy/frontend/frontend_config.h"
 #include "proxy/frontend/frontend_observer.h"
+#include "proxy/frontend/produce_deadlines.h"
 #include "proxy/frontend/topic_directory.h"
 #include "proxy/net/deferred.h"
 #include "proxy/net/tcp.h"
@@ -95,6 +96,7 @@ class Frontend {
   std::shared_ptr<FrontendContext> context_;
   net::TcpListener listener_;
   net::Timer sweep_timer_;
+  ProduceDeadlines deadlines_;
   net::Deferred deferred_;
   std::size_t next_first_session_ = 0;  // rotates who resumes first
   static constexpr std::uint64_t kPauseLogIntervalMs = 5000;

@@ -36,6 +36,9 @@ struct FrontendConfig {
   // A connection with no bytes in either direction and nothing pending for
   // this long is closed (Kafka's connections.max.idle.ms).
   std::int64_t idle_timeout_ms = 600000;
+  // listener.max_request_hold_ms: the longest a Produce request is held
+  // before it is answered, whatever its timeout_ms says (produce_hold_ms).
+  std::int64_t max_request_hold_ms = 30000;
   // A request frame must arrive whole within this from its first byte (time
   // its reads were paused by back-pressure not counted); 0: no limit.
   std::int64_t frame_timeout_ms = 30000;

@@ -13,9 +13,11 @@
 #include <functional>
 
 #include "proxy/frontend/client_producers.h"
+#include "proxy/frontend/deadline_answer_log.h"
 #include "proxy/frontend/frontend_config.h"
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/metadata_answer.h"
+#include "proxy/frontend/produce_deadlines.h"
 #include "proxy/frontend/topic_directory.h"
 #include "proxy/pipeline/record_sink.h"
 
@@ -43,6 +45,10 @@ struct FrontendContext {
   ClientProducers client_producers;
   MemoryCharge client_producers_charge;
   void charge_client_producers() { client_producers_charge.set(client_producers.memory_bytes()); }
+  // The Produce deadlines and their log, owned by Frontend: null once it is
+  // gone (a request completing later has no deadline left to cancel).
+  ProduceDeadlines* deadlines = nullptr;
+  DeadlineAnswerLog deadline_log;
   AdvertisedBroker advertised;  // resolved once the listener is bound
   bool stopped = false;         // the front end is gone: handlers answer nothing more
 

@@ -14,6 +14,16 @@
 
 namespace pp {
 
+// How a partition of a Produce request was answered at the request's
+// deadline (docs/design/PIPELINE.md, "Answer by the client's deadline").
+enum class DeadlineOutcome : std::uint8_t {
+  kWithdrawn,  // none of its records had been sent upstream: NOT_ENOUGH_REPLICAS
+  kInFlight,   // some were in flight upstream: REQUEST_TIMED_OUT
+};
+inline std::string_view to_string(DeadlineOutcome outcome) {
+  return outcome == DeadlineOutcome::kWithdrawn ? "withdrawn" : "in_flight";
+}
+
 class FrontendObserver {
  public:
   virtual ~FrontendObserver() = default;
@@ -43,6 +53,9 @@ class FrontendObserver {
   // An idempotent client's retry recognised: outcome "acked" (answered with
   // the original offsets) or "in_flight" (attached to the original).
   virtual void on_client_duplicate(std::string_view /*outcome*/) {}
+  // A partition of a Produce request answered at the request's deadline,
+  // with how many records it held.
+  virtual void on_deadline_answer(DeadlineOutcome /*outcome*/, std::int64_t /*records*/) {}
 };
 
 struct FrontendCounters {
@@ -66,6 +79,9 @@ struct FrontendCounters {
   std::uint64_t client_duplicates_acked_total = 0;
   std::uint64_t client_duplicates_in_flight_total = 0;
   std::uint64_t client_sequence_errors_total = 0;  // OUT_OF_ORDER / INVALID_PRODUCER_EPOCH answered
+  // Partitions of Produce requests answered at the request's deadline.
+  std::uint64_t deadline_withdrawn_total = 0;
+  std::uint64_t deadline_in_flight_total = 0;
 };
 
 }  // namespace pp

@@ -6,65 +6,13 @@
 #include "proxy/frontend/client_session.h"
 #include "proxy/frontend/decode_room.h"
 #include "proxy/frontend/log.h"
+#include "proxy/frontend/pending_produce.h"
 #include "proxy/frontend/produce_conversion.h"
+#include "proxy/frontend/produce_deadlines.h"
 #include "proxy/protocol/codec.h"
 
 namespace pp {
 namespace {
-
-// One acks 1/-1 request waiting for its partitions' results. Held by the
-// completions; answers through its slot when the last one arrives.
-struct PendingProduce {
-  ResponseSlot slot;
-  std::int16_t version = 0;
-  std::int16_t acks = 1;
-  std::int32_t correlation_id = 0;
-  std::uint64_t received_ms = 0;
-  std::uint64_t backpressure_ms_at_receive = 0;
-  std::shared_ptr<FrontendContext> context;
-  ProduceResponse response;
-  // Flat entry index -> (topic, partition) position in `response`.
-  std::vector<std::pair<std::size_t, std::size_t>> positions;
-  std::size_t outstanding = 0;
-
-  ProducePartitionResponse& entry(std::size_t i) {
-    return response.responses[positions[i].first].partition_responses[positions[i].second];
-  }
-
-  void set_result(std::size_t i, ErrorCode error, const RunResult* result, std::string_view message) {
-    ProducePartitionResponse& p = entry(i);
-    p.error_code = error;
-    if (result && error == ErrorCode::kNone) {
-      p.base_offset = result->base_offset;
-      p.log_append_time_ms = result->log_append_time_ms;
-      p.log_start_offset = result->log_start_offset;
-    } else {
-      p.base_offset = -1;
-      if (result) p.log_start_offset = result->log_start_offset;
-      if (error != ErrorCode::kNone && !message.empty()) p.error_message = std::string(message);
-    }
-  }
-
-  void set_outcome(std::size_t i, const ClientBatchOutcome& o) {
-    RunResult r{o.error, o.base_offset, o.log_append_time_ms, o.log_start_offset, o.error_message};
-    set_result(i, o.error, &r, o.error_message);
-  }
-
-  void finish() {
-    // The client left or the front end stopped: its records were still
-    // delivered; there is no one to tell, and the observer may be gone.
-    if (!slot.session()) return;
-    FrontendContext& ctx = *context;
-    // throttle_time_ms (v1+): how long back-pressure held this request, so a
-    // client that honours it (KIP-219) slows down instead of piling on.
-    const std::uint64_t held = ctx.backpressure_ms() - backpressure_ms_at_receive;
-    if (held > 0 || ctx.paused) {
-      response.throttle_time_ms = static_cast<std::int32_t>(std::clamp<std::uint64_t>(held, 1, INT32_MAX));
-    }
-    ctx.observer.on_produce_done(acks, static_cast<std::int64_t>(uv_now(ctx.loop) - received_ms));
-    slot.send(encode_response_frame(correlation_id, version, response));
-  }
-};
 
 bool valid_acks(std::int16_t acks) {
   return acks == 0 || acks == 1 || acks == -1;
@@ -160,8 +108,11 @@ ProduceConversionOptions conversion_options(const FrontendContext& ctx, const De
 // Waits for twice the room it had (at least 1 MiB), up to the cap: a request
 // is decoded again a bounded number of times, and with the cap's room it is
 // never parked again.
+void handle_produce_received(ClientSession& session, const RequestHeader& header,
+                             std::shared_ptr<const FrameBuffer> frame, WireReader& body, std::uint64_t received_ms);
+
 void park(ClientSession& session, const RequestHeader& header, std::shared_ptr<const FrameBuffer> frame,
-          std::size_t body_at, const DecodeRoom& room) {
+          std::size_t body_at, const DecodeRoom& room, std::uint64_t received_ms) {
   constexpr std::size_t kMinRoomWanted = 1048576;
   const std::size_t cap = session.context().config.max_decoded_bytes_per_request;
   const std::size_t wanted = std::min(cap, std::max(2 * room.max_decoded_bytes, kMinRoomWanted));
@@ -169,9 +120,9 @@ void park(ClientSession& session, const RequestHeader& header, std::shared_ptr<c
                         session.describe(), room.max_decoded_bytes, wanted);
   ++session.context().counters.requests_parked_total;
   session.context().observer.on_request_parked();
-  session.park_request(wanted, [header, frame = std::move(frame), body_at](ClientSession& s) {
+  session.park_request(wanted, [header, frame = std::move(frame), body_at, received_ms](ClientSession& s) {
     WireReader body(ByteView(*frame).subspan(body_at), body_at);
-    handle_produce(s, header, frame, body);
+    handle_produce_received(s, header, frame, body, received_ms);
   });
 }
 
@@ -180,7 +131,7 @@ void park(ClientSession& session, const RequestHeader& header, std::shared_ptr<c
 // Nothing when the request closed the connection or was parked.
 std::optional<ProduceConversion> decode_and_convert(ClientSession& session, const RequestHeader& header,
                                                     std::shared_ptr<const FrameBuffer> frame, WireReader& body,
-                                                    ProduceRequest& request) {
+                                                    ProduceRequest& request, std::uint64_t received_ms) {
   FrontendContext& ctx = session.context();
   const std::int16_t version = header.api_version;
   const std::size_t body_at = body.offset();
@@ -197,7 +148,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
     const std::size_t budget_room = ctx.sink.memory_budget().room();
     converted = convert_produce_request(request, version, frame, conversion_options(ctx, room));
     if (room.may_wait && converted.over_decoded_bytes) {
-      park(session, header, std::move(frame), body_at, room);
+      park(session, header, std::move(frame), body_at, room, received_ms);
       return std::nullopt;
     }
     if (room.by_room() && converted.over_decoded_bytes) {
@@ -225,8 +176,8 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
   return converted;
 }
 
-void submit_client_batch(ClientSession& session, PartitionProduce& p,
-                         std::function<void(const ClientBatchOutcome&)> answer);
+RunTicket submit_client_batch(ClientSession& session, PartitionProduce& p,
+                              std::function<void(const ClientBatchOutcome&)> answer);
 
 // acks=0: no answer, but the records are still delivered
 // (docs/design/ARCHITECTURE.md rule 6).
@@ -252,30 +203,6 @@ void submit_without_answer(ClientSession& session, ProduceConversion& converted)
   // As a broker does for acks=0: an entry it refused closes the connection,
   // the only way such a client learns something is wrong.
   if (refused) session.close_after_pending("acks=0 Produce request had refused partitions");
-}
-
-// The response skeleton: one entry per partition of the request, in its order.
-std::shared_ptr<PendingProduce> pending_response(ClientSession& session, const RequestHeader& header,
-                                                 const ProduceRequest& request) {
-  FrontendContext& ctx = session.context();
-  auto pending = std::make_shared<PendingProduce>();
-  pending->slot = session.reserve_response();
-  pending->version = header.api_version;
-  pending->acks = request.acks;
-  pending->correlation_id = header.correlation_id;
-  pending->received_ms = uv_now(ctx.loop);
-  pending->backpressure_ms_at_receive = ctx.backpressure_ms();
-  pending->context = session.shared_context();
-  for (const ProduceTopicData& t : request.topic_data) {
-    ProduceTopicResponse& topic = pending->response.responses.emplace_back();
-    topic.name = t.name;
-    topic.topic_id = t.topic_id;
-    for (const ProducePartitionData& p : t.partition_data) {
-      topic.partition_responses.emplace_back().index = p.index;
-      pending->positions.emplace_back(pending->response.responses.size() - 1, topic.partition_responses.size() - 1);
-    }
-  }
-  return pending;
 }
 
 ClientBatchOutcome outcome_of(const RunResult& r) {
@@ -309,9 +236,10 @@ void count_check(FrontendContext& ctx, const ClientSession& session, const Parti
 
 // An idempotent client's batch: the dedup rules decide whether it goes
 // upstream (docs/design/CLIENT_DEDUP.md). `answer` gets its outcome, whichever
-// way it comes: at once, from the original batch, or from upstream.
-void submit_client_batch(ClientSession& session, PartitionProduce& p,
-                         std::function<void(const ClientBatchOutcome&)> answer) {
+// way it comes: at once, from the original batch, or from upstream. The
+// ticket is the run's when the batch went to the sink.
+RunTicket submit_client_batch(ClientSession& session, PartitionProduce& p,
+                              std::function<void(const ClientBatchOutcome&)> answer) {
   FrontendContext& ctx = session.context();
   const BatchCheck c = ctx.client_producers.check(p.topic, p.partition, *p.client_batch, uv_now(ctx.loop));
   ctx.charge_client_producers();
@@ -320,10 +248,10 @@ void submit_client_batch(ClientSession& session, PartitionProduce& p,
     case BatchVerdict::kDuplicateAcked:
     case BatchVerdict::kReject:
       answer(c.outcome);
-      return;
+      return {};
     case BatchVerdict::kDuplicateInFlight:
       ctx.client_producers.attach(c.handle, std::move(answer));
-      return;
+      return {};
     case BatchVerdict::kAppend:
       break;
   }
@@ -334,47 +262,58 @@ void submit_client_batch(ClientSession& session, PartitionProduce& p,
     context->charge_client_producers();
     answer(o);
   };
-  ctx.sink.submit(p.topic, p.partition, std::move(p.run), std::move(done));
+  return ctx.sink.submit(p.topic, p.partition, std::move(p.run), std::move(done));
 }
 
-// acks 1/-1: each partition's result fills its entry; the last one answers.
+// acks 1/-1: each partition's result fills its entry; the last one answers,
+// or the request's deadline answers what is left (produce_deadlines.h).
 void submit_and_answer(ClientSession& session, const std::shared_ptr<PendingProduce>& pending,
-                       ProduceConversion& converted) {
+                       ProduceConversion& converted, std::int32_t timeout_ms) {
   FrontendContext& ctx = session.context();
-  // Count first: completions never run inside submit(), but immediate
-  // answers below must not finish the request before every run is submitted.
-  pending->outstanding = converted.partitions.size() + 1;
+  // Count first, with one for this loop: completions never run inside
+  // submit(), but immediate answers below must not finish the request
+  // before every run is submitted.
+  pending->expect_answers(converted.partitions.size() + 1);
   for (std::size_t i = 0; i < converted.partitions.size(); ++i) {
     PartitionProduce& p = converted.partitions[i];
     if (p.error != ErrorCode::kNone || p.run.records.empty()) {
       // Refused here, or an empty legacy set: nothing to send upstream.
-      pending->set_result(i, p.error, nullptr, p.error_message);
-      --pending->outstanding;
+      pending->answer(i, p.error, nullptr, p.error_message);
       continue;
     }
+    const auto records = static_cast<std::uint32_t>(p.run.records.size());
+    // The client retries what is withdrawn at its deadline: its other runs
+    // in the partition must not overtake that retry (RecordSink::withdraw).
+    p.run.origin = session.id();
     if (p.client_batch) {
-      submit_client_batch(session, p, [pending, i](const ClientBatchOutcome& o) {
-        pending->set_outcome(i, o);
-        if (--pending->outstanding == 0) pending->finish();
-      });
+      pending->set_run(
+          i, submit_client_batch(session, p, [pending, i](const ClientBatchOutcome& o) { pending->answer(i, o); }),
+          records);
       continue;
     }
-    ctx.sink.submit(p.topic, p.partition, std::move(p.run), [pending, i](const RunResult& r) {
-      pending->set_result(i, client_error(r.error), &r, r.error_message);
-      if (--pending->outstanding == 0) pending->finish();
-    });
+    pending->set_run(i,
+                     ctx.sink.submit(p.topic, p.partition, std::move(p.run),
+                                     [pending, i](const RunResult& r) {
+                                       pending->answer(i, client_error(r.error), &r, r.error_message);
+                                     }),
+                     records);
   }
-  if (--pending->outstanding == 0) pending->finish();
+  pending->release_guard();
+  if (!pending->finished() && ctx.deadlines) {
+    const std::int64_t hold = produce_hold_ms(timeout_ms, ctx.config.max_request_hold_ms);
+    ctx.deadlines->schedule(*pending,
+                            pending->received_ms() + static_cast<std::uint64_t>(std::max<std::int64_t>(hold, 0)));
+  }
 }
 
-}  // namespace
-
-void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const FrameBuffer> frame,
-                    WireReader& body) {
+// A request is held from its first receipt: a parked one keeps the time
+// it was read, not the time it was decoded again.
+void handle_produce_received(ClientSession& session, const RequestHeader& header,
+                             std::shared_ptr<const FrameBuffer> frame, WireReader& body, std::uint64_t received_ms) {
   FrontendContext& ctx = session.context();
   const std::int16_t version = header.api_version;
   ProduceRequest request;
-  auto converted = decode_and_convert(session, header, std::move(frame), body, request);
+  auto converted = decode_and_convert(session, header, std::move(frame), body, request, received_ms);
   if (!converted) return;
   const std::int16_t acks = request.acks;
   if (acks == 0) {
@@ -382,16 +321,22 @@ void handle_produce(ClientSession& session, const RequestHeader& header, std::sh
   } else if (!valid_acks(acks)) {
     frontend::log().warn("{}: Produce v{} with acks={}: answered INVALID_REQUIRED_ACKS", session.describe(), version,
                          acks);
-    auto pending = pending_response(session, header, request);
-    for (std::size_t i = 0; i < pending->positions.size(); ++i) {
-      pending->set_result(i, ErrorCode::kInvalidRequiredAcks, nullptr, "acks must be -1, 0 or 1");
-    }
-    pending->finish();
+    auto pending = std::make_shared<PendingProduce>(session, version, header.correlation_id, request, received_ms);
+    pending->answer_all(ErrorCode::kInvalidRequiredAcks, "acks must be -1, 0 or 1");
     return;
   } else {
-    submit_and_answer(session, pending_response(session, header, request), *converted);
+    submit_and_answer(session,
+                      std::make_shared<PendingProduce>(session, version, header.correlation_id, request, received_ms),
+                      *converted, request.timeout_ms);
   }
   if (ctx.after_submit) ctx.after_submit();
+}
+
+}  // namespace
+
+void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const FrameBuffer> frame,
+                    WireReader& body) {
+  handle_produce_received(session, header, std::move(frame), body, uv_now(session.context().loop));
 }
 
 }  // namespace pp

@@ -43,7 +43,50 @@ std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done
 
 void Accumulator::enqueue(PartitionState& p, std::shared_ptr<RunTracker> run) {
   p.add_queued_estimate(static_cast<std::int64_t>(run->encoded_size_estimate));
+  run->queued_in = &p;
+  run->queue_ordinal = p.take_queue_ordinal();
   p.queued_runs().push_back(std::move(run));
+}
+
+WithdrawOutcome Accumulator::withdraw(RunTracker& run) {
+  if (run.finished) return WithdrawOutcome::kEnded;
+  if (!run.withdrawable()) return WithdrawOutcome::kInFlight;
+  PartitionState& p = *run.queued_in;
+  if (run.run.origin != 0) p.bar_origin(run.run.origin);
+  // Left in the queue as a finished run: the queue is walked from its head,
+  // and settle_head() and build_batch() drop it when they reach it.
+  take_back(p, run, "withdrawn at the client's deadline: none of its records was sent upstream");
+  settle_head(p);
+  return WithdrawOutcome::kWithdrawn;
+}
+
+void Accumulator::take_back(PartitionState& p, RunTracker& run, std::string message) {
+  p.add_queued_estimate(-static_cast<std::int64_t>(run.encoded_size_estimate));
+  run.queued_in = nullptr;
+  run.result.error = ErrorCode::kNotEnoughReplicas;
+  run.result.error_message = std::move(message);
+  finish_run(run);
+}
+
+void Accumulator::settle_head(PartitionState& p) {
+  auto& queue = p.queued_runs();
+  while (!queue.empty()) {
+    std::shared_ptr<RunTracker> head = queue.front();
+    if (head->finished) {
+      queue.pop_front();
+      continue;
+    }
+    if (head->records_batched != 0 || !p.barred(head->run.origin, head->queue_ordinal)) break;
+    queue.pop_front();
+    take_back(p, *head,
+              "withdrawn with an earlier request of its connection to this partition, at that one's deadline");
+  }
+  if (!p.has_barriers()) return;
+  if (queue.empty()) {
+    p.lift_all_barriers();
+  } else {
+    p.lift_passed_barriers(queue.front()->queue_ordinal);
+  }
 }
 
 void Accumulator::finish_deferred() {
@@ -109,6 +152,7 @@ std::size_t own_bytes_estimate(const std::deque<std::shared_ptr<RunTracker>>& qu
   std::size_t own = record_batch_layout::kHeaderSize;
   for (const auto& run : queue) {
     if (batch >= batch_bytes) break;
+    if (run->finished) continue;  // withdrawn
     const bool first = batch == record_batch_layout::kHeaderSize;
     batch += run->encoded_size_estimate;
     // The first run's section may be borrowed whole (append_encoded).
@@ -141,6 +185,14 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   batch->created_ms = now;
   while (!queue.empty()) {
     const auto& run = queue.front();
+    if (run->finished) {  // withdrawn
+      queue.pop_front();
+      continue;
+    }
+    if (run->records_batched == 0 && p.barred(run->run.origin, run->queue_ordinal)) {
+      settle_head(p);
+      continue;
+    }
     const bool whole_run = run->records_batched == 0;
     if (!builder.empty() && whole_run && builder.size_bytes() + run->encoded_size_estimate > batch_bytes) {
       break;
@@ -156,8 +208,10 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
     // The room it held for its copy is the batch's now (charged below).
     run->charge.set(run->run.size_bytes - run->run.batch_bytes_reserved);
+    run->queued_in = nullptr;
     queue.pop_front();
   }
+  settle_head(p);
   batch->record_count = builder.record_count();
   batch->bytes = builder.build_frame();
   // Held until the batch is acknowledged or fails: a stalled upstream keeps
@@ -183,6 +237,8 @@ void Accumulator::expire_queued(PartitionState& p, std::int64_t now) {
   while (!queue.empty() && queue.front()->records_batched == 0) {
     auto run = queue.front();
     queue.pop_front();
+    if (run->finished) continue;  // withdrawn
+    run->queued_in = nullptr;
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
     run->result.error = ErrorCode::kRequestTimedOut;
     run->result.error_message =
@@ -192,6 +248,7 @@ void Accumulator::expire_queued(PartitionState& p, std::int64_t now) {
     run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
     finish_run(*run);
   }
+  settle_head(p);
 }
 
 void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::string& message) {
@@ -199,6 +256,8 @@ void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::str
   while (!queue.empty()) {
     auto run = queue.front();
     queue.pop_front();
+    if (run->finished) continue;  // withdrawn
+    run->queued_in = nullptr;
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
     if (run->result.error == ErrorCode::kNone) {
       run->result.error = error;
@@ -208,6 +267,7 @@ void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::str
     run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
     if (run->pieces_outstanding == 0) finish_run(*run);
   }
+  p.lift_all_barriers();
 }
 
 void Accumulator::finish_piece(const BatchPiece& piece, const RunResult* success, ErrorCode error,

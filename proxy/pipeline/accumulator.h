@@ -18,6 +18,7 @@
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/pipeline_observer.h"
 #include "proxy/pipeline/record_run.h"
+#include "proxy/pipeline/record_sink.h"
 
 namespace pp {
 
@@ -31,6 +32,10 @@ class Accumulator {
   // is answered on the next take_deferred(), never inside the call.
   std::shared_ptr<RunTracker> admit(RecordRun run, RunCompletion done, std::int64_t now);
   void enqueue(PartitionState& p, std::shared_ptr<RunTracker> run);
+  // RecordSink::withdraw for one run: its `done` runs inside the call when
+  // it is withdrawn, and so do those of the runs its origin's barrier
+  // reaches at the head of the queue.
+  WithdrawOutcome withdraw(RunTracker& run);
 
   bool idle() const { return runs_outstanding_ == 0; }
   bool has_deferred() const { return !deferred_finish_.empty(); }
@@ -51,6 +56,13 @@ class Accumulator {
 
  private:
   void finish_run(RunTracker& run);
+  // Ends a run that never left p's queue: not appended, so its client may
+  // send it again without duplicating it.
+  void take_back(PartitionState& p, RunTracker& run, std::string message);
+  // Keeps p's queue head a live run that is not barred (PartitionState::
+  // bar_origin), withdrawing barred ones, and forgets passed barriers.
+  // Called after every change to the queue's head.
+  void settle_head(PartitionState& p);
   // producer.batch_bytes, or less where the topic takes less.
   std::size_t batch_bytes_for(const PartitionState& p) const {
     return p.batch_limit_bytes() > 0 ? std::min(config_.batch_bytes, p.batch_limit_bytes()) : config_.batch_bytes;

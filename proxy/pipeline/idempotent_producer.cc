@@ -54,15 +54,27 @@ const PartitionState* IdempotentProducer::partition(const TopicPartition& tp) co
   return it == partitions_.end() ? nullptr : it->second.get();
 }
 
-void IdempotentProducer::submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) {
+RunTicket IdempotentProducer::submit(const std::string& topic, std::int32_t partition, RecordRun run,
+                                     RunCompletion done) {
   auto tracker = accumulator_.admit(std::move(run), std::move(done), clock_.now_ms());
+  RunTicket ticket;
   if (!tracker->run.records.empty()) {
     PartitionState& p = state_for(TopicPartition{topic, partition});
     p.touch(clock_.now_ms());
+    ticket = tracker;
     accumulator_.enqueue(p, std::move(tracker));
     if (!topics_.find(topic) || p.leader_id() < 0) upstream_.request_metadata({topic});
   }
   wake();
+  return ticket;
+}
+
+WithdrawOutcome IdempotentProducer::withdraw(const RunTicket& ticket) {
+  const std::shared_ptr<RunTracker> run = ticket.lock();
+  if (!run) return WithdrawOutcome::kEnded;
+  const WithdrawOutcome outcome = accumulator_.withdraw(*run);
+  if (outcome == WithdrawOutcome::kWithdrawn) wake();  // the partition's head may have changed
+  return outcome;
 }
 
 // Runs that can never be sent fail here, in poll(), so `done` never runs

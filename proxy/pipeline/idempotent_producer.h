@@ -41,7 +41,8 @@ class IdempotentProducer final : public RecordSink {
   void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
 
   // Takes a run for topic/partition; `done` runs exactly once, later.
-  void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) override;
+  RunTicket submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) override;
+  WithdrawOutcome withdraw(const RunTicket& ticket) override;
   MemoryBudget& memory_budget() override { return memory_; }
   const MemoryBudget& memory_budget() const { return memory_; }
   bool over_memory_budget() const { return memory_.over(); }

@@ -17,11 +17,19 @@
 
 namespace pp {
 
+class PartitionState;
+
 // A submitted run and how far its pieces have got.
 struct RunTracker {
   RecordRun run;
   RunCompletion done;
   std::int64_t enqueued_ms = 0;
+  // The partition whose queue holds it, and its place in that queue's order
+  // (PartitionState::take_queue_ordinal). Valid while no record of it is
+  // batched and it has not finished: a partition with queued runs is never
+  // retired.
+  PartitionState* queued_in = nullptr;
+  std::uint64_t queue_ordinal = 0;
   std::size_t encoded_size_estimate = 0;  // upper bound of its records in a batch
   std::size_t own_size_estimate = 0;      // of that, what is copied: not the values it borrows
   std::uint32_t pieces_outstanding = 0;   // batches carrying part of it, not yet ended
@@ -31,6 +39,8 @@ struct RunTracker {
   MemoryCharge charge;  // the run's decoded records, until it finishes
 
   bool fully_batched() const { return records_batched == run.records.size(); }
+  // Still in its partition's queue with nothing of it sent: it may be withdrawn.
+  bool withdrawable() const { return !finished && records_batched == 0 && queued_in != nullptr; }
 };
 
 // Records [first_record, first_record + record_count) of a run, at

@@ -59,6 +59,9 @@ struct RecordRun {
   // handed to the batch's own charge once the run is batched. 0 with
   // upstream_bytes_bound 0: not counted ahead.
   std::size_t batch_bytes_reserved = 0;
+  // Who sent the run (the front end: its connection's id), for the
+  // withdrawal rule of RecordSink::withdraw(); 0: no origin, withdrawn alone.
+  std::uint64_t origin = 0;
 };
 
 // What `records` take in an upstream batch, at most, and of that what is

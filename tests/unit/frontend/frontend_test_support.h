@@ -22,6 +22,7 @@
 #include "proxy/frontend/frontend.h"
 #include "proxy/frontend/produce_conversion.h"
 #include "proxy/net/timer.h"
+#include "proxy/pipeline/producer_batch.h"
 #include "proxy/protocol/codec.h"
 #include "proxy/protocol/messages/all.h"
 
@@ -37,11 +38,30 @@ class FakeSink : public RecordSink {
     RunCompletion done;
     bool completed = false;
     MemoryCharge charge;
+    bool sent = false;  // set by the test: withdraw() finds it in flight
   };
 
-  void submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) override {
+  RunTicket submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) override {
     MemoryCharge charge = memory_.charge(MemoryUse::kDecodedRecords, run.size_bytes);
     submissions.push_back(Submission{topic, partition, std::move(run), std::move(done), false, std::move(charge)});
+    // A tracker of its own per submission, only to be told apart.
+    auto ticket = std::make_shared<RunTracker>();
+    submission_of[ticket.get()] = submissions.size() - 1;
+    tickets.push_back(ticket);
+    return ticket;
+  }
+  // Withdraws a submission the test has not completed nor marked as sent:
+  // it completes with NOT_ENOUGH_REPLICAS inside the call, as the pipeline's does.
+  WithdrawOutcome withdraw(const RunTicket& ticket) override {
+    const auto tracker = ticket.lock();
+    if (!tracker) return WithdrawOutcome::kEnded;
+    const std::size_t index = submission_of.at(tracker.get());
+    Submission& s = submissions.at(index);
+    if (s.completed) return WithdrawOutcome::kEnded;
+    if (s.sent) return WithdrawOutcome::kInFlight;
+    ++withdrawals;
+    complete(index, -1, ErrorCode::kNotEnoughReplicas);
+    return WithdrawOutcome::kWithdrawn;
   }
   MemoryBudget& memory_budget() override { return memory_; }
 
@@ -70,6 +90,9 @@ class FakeSink : public RecordSink {
   bool has_listener() const { return memory_.has_available_listener(); }
 
   std::deque<Submission> submissions;
+  std::vector<std::shared_ptr<RunTracker>> tickets;
+  std::map<const RunTracker*, std::size_t> submission_of;
+  std::size_t withdrawals = 0;
 
  private:
   MemoryBudget memory_{SIZE_MAX};

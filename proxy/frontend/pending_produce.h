@@ -1,0 +1,89 @@
+// One acks 1/-1 Produce request waiting for its partitions' results: the
+// response skeleton, each partition's answer, and the request's deadline.
+// Held by the completions of its partitions' runs (shared ownership); it
+// answers through its slot once every partition is answered, by its result
+// or at the request's deadline, whichever comes first. Loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "proxy/frontend/client_producers.h"
+#include "proxy/frontend/client_session.h"
+#include "proxy/frontend/frontend_context.h"
+#include "proxy/frontend/produce_deadlines.h"
+#include "proxy/pipeline/record_sink.h"
+#include "proxy/protocol/messages/produce.h"
+
+namespace pp {
+
+class PendingProduce final : public DeadlineTarget, public std::enable_shared_from_this<PendingProduce> {
+ public:
+  // The skeleton: one entry per partition of `request`, in its order; the
+  // client's response slot is reserved now.
+  PendingProduce(ClientSession& session, std::int16_t version, std::int32_t correlation_id,
+                 const ProduceRequest& request, std::uint64_t received_ms);
+  ~PendingProduce();
+  PendingProduce(const PendingProduce&) = delete;
+  PendingProduce& operator=(const PendingProduce&) = delete;
+
+  std::size_t entries() const { return positions_.size(); }
+  std::uint64_t received_ms() const { return received_ms_; }
+
+  // Before the first answer: how many answers are still to come, the run
+  // the sink took for entry i and its record count.
+  void expect_answers(std::size_t n) { outstanding_ = n; }
+  void set_run(std::size_t i, RunTicket ticket, std::uint32_t records) {
+    tickets_[i] = std::move(ticket);
+    records_[i] = records;
+  }
+  // Takes one answer off the count without answering any entry (the
+  // submitter's own guard against finishing before every run is in).
+  void release_guard() {
+    if (--outstanding_ == 0) finish();
+  }
+
+  // Entry i's answer; the first one given counts, later ones (the upstream
+  // result of records answered at the deadline) are dropped.
+  void answer(std::size_t i, ErrorCode error, const RunResult* result, std::string_view message);
+  void answer(std::size_t i, const ClientBatchOutcome& o);
+  // Every entry answered `error` (a request refused whole).
+  void answer_all(ErrorCode error, std::string_view message);
+  bool finished() const { return outstanding_ == 0; }
+
+  // The client's deadline: entries still queued in the sink are withdrawn
+  // (their completions answer them inside withdraw()), the others are
+  // answered REQUEST_TIMED_OUT, in flight.
+  void on_deadline() override;
+
+ private:
+  ProducePartitionResponse& entry(std::size_t i) {
+    return response_.responses[positions_[i].first].partition_responses[positions_[i].second];
+  }
+  void set_result(std::size_t i, ErrorCode error, const RunResult* result, std::string_view message);
+  void count_deadline_answer(DeadlineOutcome outcome, std::size_t i, std::uint64_t now);
+  void cancel_deadline();
+  void finish();
+
+  ResponseSlot slot_;
+  std::int16_t version_ = 0;
+  std::int16_t acks_ = 1;
+  std::int32_t correlation_id_ = 0;
+  std::uint64_t received_ms_ = 0;
+  std::uint64_t backpressure_ms_at_receive_ = 0;
+  std::string peer_;  // for the log, once the session may be gone
+  std::shared_ptr<FrontendContext> context_;
+  ProduceResponse response_;
+  // Flat entry index -> (topic, partition) position in `response_`.
+  std::vector<std::pair<std::size_t, std::size_t>> positions_;
+  std::vector<RunTicket> tickets_;
+  std::vector<std::uint32_t> records_;
+  std::vector<bool> answered_;
+  std::size_t outstanding_ = 0;
+};
+
+}  // namespace pp
