@@ -62,6 +62,7 @@ void visit_listener_keys(F&& f, S&... s) {
   f(KeySpec{"listener", "idle_timeout_ms", 1000, kInt32Max, kLive}, s.listener.idle_timeout_ms...);
   // 0: no deadline (the sweep checks about once a second).
   f(KeySpec{"listener", "frame_timeout_ms", 0, kInt32Max, kRestart}, s.listener.frame_timeout_ms...);
+  f(KeySpec{"listener", "max_request_hold_ms", 100, kInt32Max, kRestart}, s.listener.max_request_hold_ms...);
   f(KeySpec{"listener", "max_client_producers", 1, 10000000, kRestart}, s.listener.max_client_producers...);
   f(KeySpec{"listener", "client_producer_idle_ms", 1000, std::int64_t{1} << 40, kRestart},
     s.listener.client_producer_idle_ms...);

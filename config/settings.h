@@ -77,6 +77,9 @@ struct ListenerSettings {
   std::int64_t max_request_bytes = 16777216;
   std::int64_t idle_timeout_ms = 600000;
   std::int64_t frame_timeout_ms = 30000;
+  // The longest a Produce request is held unanswered, whatever its own
+  // timeout_ms says (frontend/produce_deadlines.h).
+  std::int64_t max_request_hold_ms = 30000;
   // Idempotent clients (issue 16): their producer ids' dedup state.
   std::int64_t max_client_producers = 10000;
   std::int64_t client_producer_idle_ms = 86400000;

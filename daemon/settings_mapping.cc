@@ -56,6 +56,7 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.max_request_bytes = static_cast<std::size_t>(s.listener.max_request_bytes);
   f.idle_timeout_ms = s.listener.idle_timeout_ms;
   f.frame_timeout_ms = s.listener.frame_timeout_ms;
+  f.max_request_hold_ms = s.listener.max_request_hold_ms;
   f.max_decoded_bytes_per_request =
       std::max(static_cast<std::size_t>(s.producer.buffer_memory_bytes), kMinDecodedBytesPerRequest);
   f.max_pending_requests_per_connection =

@@ -38,6 +38,10 @@ void FrontendMetrics::on_produce_done(std::int16_t acks, std::int64_t duration_m
   metrics_.on_client_request_done(acks, std::chrono::milliseconds(duration_ms));
 }
 
+void FrontendMetrics::on_deadline_answer(DeadlineOutcome outcome, std::int64_t records) {
+  metrics_.on_deadline_answer(outcome == DeadlineOutcome::kWithdrawn, records);
+}
+
 void FrontendMetrics::on_client_duplicate(std::string_view outcome) {
   metrics_.on_client_duplicate(outcome);
 }

@@ -23,6 +23,7 @@ class FrontendMetrics final : public FrontendObserver {
   void on_request_refused_for_memory() override;
   void on_produce_done(std::int16_t acks, std::int64_t duration_ms) override;
   void on_client_duplicate(std::string_view outcome) override;
+  void on_deadline_answer(DeadlineOutcome outcome, std::int64_t records) override;
   void on_client_produce(std::string_view software, std::string_view software_version, std::int16_t version,
                          std::int8_t magic) override;
 

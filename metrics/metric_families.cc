@@ -90,6 +90,15 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                   "Idempotent clients' retries recognised by the front end and not sent upstream again, by "
                   "outcome: acked (answered with the original offsets) or in_flight (answered when the "
                   "original completes).")),
+      client_deadline_answers_total(
+          counter(r, "client_deadline_answers_total",
+                  "Partitions of Produce requests answered at the request's deadline (its timeout_ms less a margin), "
+                  "by outcome: withdrawn (none of its records had been sent upstream: NOT_ENOUGH_REPLICAS, retried "
+                  "without duplicates) or in_flight (records in flight upstream: REQUEST_TIMED_OUT; a "
+                  "non-idempotent client's retry of them may be written twice, as against Kafka).")),
+      client_deadline_records_total(counter(r, "client_deadline_records_total",
+                                            "The records of the partitions in client_deadline_answers_total, by the "
+                                            "same outcome.")),
       client_produce_requests_total(
           counter(r, "client_produce_requests_total",
                   "Produce requests by client software (ApiVersions v3+ client_software_name and _version, "

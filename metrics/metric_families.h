@@ -46,6 +46,8 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Counter>& requests_parked_total;
   prometheus::Family<prometheus::Counter>& requests_refused_for_memory_total;
   prometheus::Family<prometheus::Counter>& client_duplicates_total;
+  prometheus::Family<prometheus::Counter>& client_deadline_answers_total;
+  prometheus::Family<prometheus::Counter>& client_deadline_records_total;
   prometheus::Family<prometheus::Counter>& client_produce_requests_total;
   // inflight_batches is registered before partition_window on purpose: a
   // scrape collects gauge families in registration order, so it reads the

@@ -54,6 +54,10 @@ Metrics::Metrics(const MetricsConfig& config, std::string_view version)
       requests_refused_for_memory_(families_.requests_refused_for_memory_total.Add({})),
       duplicates_acked_(families_.client_duplicates_total.Add({{"outcome", "acked"}})),
       duplicates_in_flight_(families_.client_duplicates_total.Add({{"outcome", "in_flight"}})),
+      deadline_withdrawn_(families_.client_deadline_answers_total.Add({{"outcome", "withdrawn"}})),
+      deadline_in_flight_(families_.client_deadline_answers_total.Add({{"outcome", "in_flight"}})),
+      deadline_withdrawn_records_(families_.client_deadline_records_total.Add({{"outcome", "withdrawn"}})),
+      deadline_in_flight_records_(families_.client_deadline_records_total.Add({{"outcome", "in_flight"}})),
       requests_(families_.client_requests_total),
       broker_inflight_(families_.inflight_requests),
       broker_connected_(families_.upstream_connected),
@@ -111,6 +115,11 @@ void Metrics::on_request_refused_for_memory() {
 
 void Metrics::on_client_duplicate(std::string_view outcome) {
   (outcome == "acked" ? duplicates_acked_ : duplicates_in_flight_).Increment();
+}
+
+void Metrics::on_deadline_answer(bool withdrawn, std::int64_t records) {
+  (withdrawn ? deadline_withdrawn_ : deadline_in_flight_).Increment();
+  (withdrawn ? deadline_withdrawn_records_ : deadline_in_flight_records_).Increment(static_cast<double>(records));
 }
 
 void Metrics::on_client_produce(std::string_view software, std::string_view software_version, std::int16_t version,

@@ -83,6 +83,9 @@ class Metrics {
   void on_request_refused_for_memory();
   // outcome: "acked" or "in_flight" (anything else is counted as "in_flight").
   void on_client_duplicate(std::string_view outcome);
+  // A partition of a Produce request answered at the request's deadline:
+  // withdrawn unsent, or else in flight; with its records.
+  void on_deadline_answer(bool withdrawn, std::int64_t records);
   // At most kMaxClientSoftwareSeries (software, software_version) pairs get
   // their own series; later ones are counted as software="other", so a peer
   // cannot grow the number of series.
@@ -126,6 +129,10 @@ class Metrics {
   prometheus::Counter& requests_refused_for_memory_;
   prometheus::Counter& duplicates_acked_;
   prometheus::Counter& duplicates_in_flight_;
+  prometheus::Counter& deadline_withdrawn_;
+  prometheus::Counter& deadline_in_flight_;
+  prometheus::Counter& deadline_withdrawn_records_;
+  prometheus::Counter& deadline_in_flight_records_;
   std::set<std::pair<std::string, std::string>> client_software_;  // named so far
   std::map<std::tuple<std::string, std::string, std::int16_t, std::int8_t>, prometheus::Counter*> client_produce_;
   ChildCache<prometheus::Counter, std::int32_t> requests_;  // key: api << 16 | version

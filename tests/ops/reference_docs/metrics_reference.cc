@@ -75,6 +75,7 @@ void feed_every_event(pp::Metrics& m) {
   front.on_request_refused_for_memory();
   front.on_produce_done(-1, 1);
   front.on_client_duplicate("acked");
+  front.on_deadline_answer(pp::DeadlineOutcome::kWithdrawn, 2);
   front.on_client_produce("librdkafka", "2.0.0", 3, 2);
   pp::PipelineObserver& pipe = m.pipeline_observer();
   pipe.on_window(tp, 20);

@@ -75,6 +75,8 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"requests_parked_total", T::Counter, {}},
       {"requests_refused_for_memory_total", T::Counter, {}},
       {"client_duplicates_total", T::Counter, {"outcome"}},
+      {"client_deadline_answers_total", T::Counter, {"outcome"}},
+      {"client_deadline_records_total", T::Counter, {"outcome"}},
       {"client_produce_requests_total", T::Counter, {"magic", "software", "software_version", "version"}},
       {"inflight_batches", T::Gauge, {"partition", "topic"}},
       {"inflight_requests", T::Gauge, {"broker"}},
@@ -153,6 +155,22 @@ TEST(Metrics, ClientDuplicatesByOutcomeStartAtZero) {
   m.frontend_observer().on_client_duplicate("in_flight");
   EXPECT_EQ(value_of(r, n("client_duplicates_total"), {{"outcome", "acked"}}), 1);
   EXPECT_EQ(value_of(r, n("client_duplicates_total"), {{"outcome", "in_flight"}}), 2);
+}
+
+TEST(Metrics, DeadlineAnswersAndTheirRecordsByOutcomeStartAtZero) {
+  Metrics m(MetricsConfig{});
+  const auto& r = *m.registry();
+  for (const char* outcome : {"withdrawn", "in_flight"}) {
+    EXPECT_EQ(value_of(r, n("client_deadline_answers_total"), {{"outcome", outcome}}), 0) << outcome;
+    EXPECT_EQ(value_of(r, n("client_deadline_records_total"), {{"outcome", outcome}}), 0) << outcome;
+  }
+  m.frontend_observer().on_deadline_answer(DeadlineOutcome::kWithdrawn, 3);
+  m.frontend_observer().on_deadline_answer(DeadlineOutcome::kWithdrawn, 4);
+  m.frontend_observer().on_deadline_answer(DeadlineOutcome::kInFlight, 10);
+  EXPECT_EQ(value_of(r, n("client_deadline_answers_total"), {{"outcome", "withdrawn"}}), 2);
+  EXPECT_EQ(value_of(r, n("client_deadline_records_total"), {{"outcome", "withdrawn"}}), 7);
+  EXPECT_EQ(value_of(r, n("client_deadline_answers_total"), {{"outcome", "in_flight"}}), 1);
+  EXPECT_EQ(value_of(r, n("client_deadline_records_total"), {{"outcome", "in_flight"}}), 10);
 }
 
 TEST(Metrics, ClientProduceRequestsBySoftwareVersionAndMagicAreBounded) {
