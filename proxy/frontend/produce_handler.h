@@ -3,9 +3,11 @@
 // acks=0 gets no response (its records are still submitted and delivered);
 // acks 1 and -1 are answered once every partition has its upstream result,
 // with the upstream's base offset, log_append_time and log_start_offset
-// (rule of the house 6). A request already in the sink stays there if the
-// client leaves.
-// Rules of the house: docs/design/ARCHITECTURE.md.
+// ("A client's acknowledgement is a promise", ARCHITECTURE.md), or at the
+// request's deadline, whichever comes first: then what the sink has not sent
+// is withdrawn and what it has is answered as timed out ("Answer by the
+// client's deadline", PIPELINE.md). A request's runs stay in the sink if the
+// client leaves, until that deadline.
 #pragma once
 
 #include <memory>
