@@ -41,8 +41,11 @@ citation may wrap; quotes may be "straight" or “curly”):
   4. "section X" right after the name, X a letter: a heading that starts
      with "X." must exist (PIPELINE.md section B).
 Not citations: a bare name ("see docs/design/PIPELINE.md."), unquoted text
-outside parentheses, and numbered references ("rule 5", "C.4"), which
-comment_history_test.py refuses on its own.
+outside the parentheses ("The daemon's wiring on one libuv loop
+(ARCHITECTURE.md)" points at the document; to cite a title that way, quote
+it: "Delivery timeout and unresolved sequences" (PIPELINE.md)), and
+numbered references ("rule 5", "C.4"), which comment_history_test.py
+refuses on its own.
 
 Matching ignores case, quotes, backticks and runs of spaces. A cited title
 matches a document title when, after dropping a leading "the"/"a"/"an"
