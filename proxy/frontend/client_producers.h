@@ -72,6 +72,8 @@ struct ClientBatchOutcome {
   std::int64_t log_append_time_ms = -1;
   std::int64_t log_start_offset = -1;
   std::string error_message;
+  // The batch was withdrawn unsent at a request's deadline (RunResult::withdrawn).
+  bool withdrawn = false;
 };
 
 enum class BatchVerdict {

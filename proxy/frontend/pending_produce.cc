@@ -54,11 +54,13 @@ void PendingProduce::answer(std::size_t i, ErrorCode error, const RunResult* res
   if (answered_[i]) return;
   answered_[i] = true;
   set_result(i, error, result, message);
+  // Withdrawn at this request's deadline or, barred, at an earlier request's.
+  if (result && result->withdrawn) count_deadline_answer(DeadlineOutcome::kWithdrawn, i, uv_now(context_->loop));
   if (--outstanding_ == 0) finish();
 }
 
 void PendingProduce::answer(std::size_t i, const ClientBatchOutcome& o) {
-  RunResult r{o.error, o.base_offset, o.log_append_time_ms, o.log_start_offset, o.error_message};
+  RunResult r{o.error, o.base_offset, o.log_append_time_ms, o.log_start_offset, o.error_message, o.withdrawn};
   answer(i, o.error, &r, o.error_message);
 }
 
@@ -76,11 +78,12 @@ void PendingProduce::on_deadline() {
   for (std::size_t i = 0; i < answered_.size(); ++i) {
     if (answered_[i]) continue;
     if (context_->sink.withdraw(tickets_[i]) == WithdrawOutcome::kWithdrawn) {
-      // Answered inside withdraw() by its completion; the same answer here
-      // covers an entry whose completion does not answer it directly.
-      answer(i, ErrorCode::kNotEnoughReplicas, nullptr,
+      // Answered and counted inside withdraw(), by its completion; the same
+      // answer here covers a completion that does not reach this entry.
+      RunResult withdrawn;
+      withdrawn.withdrawn = true;
+      answer(i, ErrorCode::kNotEnoughReplicas, &withdrawn,
              "withdrawn at the request's deadline: none of its records was sent upstream");
-      count_deadline_answer(DeadlineOutcome::kWithdrawn, i, now);
     } else {
       answer(i, ErrorCode::kRequestTimedOut, nullptr,
              "in flight upstream at the request's deadline: the records may still be written");

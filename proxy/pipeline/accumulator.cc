@@ -65,6 +65,7 @@ void Accumulator::take_back(PartitionState& p, RunTracker& run, std::string mess
   run.queued_in = nullptr;
   run.result.error = ErrorCode::kNotEnoughReplicas;
   run.result.error_message = std::move(message);
+  run.result.withdrawn = true;
   finish_run(run);
 }
 

@@ -89,6 +89,9 @@ struct RunResult {
   std::int64_t log_append_time_ms = -1;  // -1 for CreateTime topics
   std::int64_t log_start_offset = -1;
   std::string error_message;
+  // Taken back before any of it was sent (RecordSink::withdraw): not
+  // appended, so a retry of it cannot duplicate it.
+  bool withdrawn = false;
 };
 
 using RunCompletion = std::function<void(const RunResult&)>;

@@ -60,13 +60,13 @@ class FakeSink : public RecordSink {
     if (s.completed) return WithdrawOutcome::kEnded;
     if (s.sent) return WithdrawOutcome::kInFlight;
     ++withdrawals;
-    complete(index, -1, ErrorCode::kNotEnoughReplicas);
+    complete(index, -1, ErrorCode::kNotEnoughReplicas, true);
     return WithdrawOutcome::kWithdrawn;
   }
   MemoryBudget& memory_budget() override { return memory_; }
 
   // Completes submission `i` with a base offset (or an error).
-  void complete(std::size_t i, std::int64_t base_offset, ErrorCode error = ErrorCode::kNone) {
+  void complete(std::size_t i, std::int64_t base_offset, ErrorCode error = ErrorCode::kNone, bool withdrawn = false) {
     Submission& s = submissions.at(i);
     ASSERT_FALSE(s.completed);
     s.completed = true;
@@ -76,6 +76,7 @@ class FakeSink : public RecordSink {
     r.log_append_time_ms = -1;
     r.log_start_offset = 0;
     if (error != ErrorCode::kNone) r.error_message = "fake failure";
+    r.withdrawn = withdrawn;
     auto done = std::move(s.done);
     s.run.records.clear();
     s.run.storage.reset();

@@ -77,6 +77,7 @@ TEST_F(WithdrawTest, AWithdrawnRunIsNeverSentAndItsMemoryIsReturnedAtOnce) {
   EXPECT_EQ(producer->withdraw(b), WithdrawOutcome::kWithdrawn);
   ASSERT_TRUE(result("b").has_value()) << "its completion runs inside withdraw()";
   EXPECT_EQ(result("b")->error, ErrorCode::kNotEnoughReplicas);
+  EXPECT_TRUE(result("b")->withdrawn);
   EXPECT_FALSE(result("b")->error_message.empty());
   EXPECT_LT(producer->memory_budget().used(), with_b - 50 * 3) << "its records' charge is released at once";
   EXPECT_EQ(producer->withdraw(b), WithdrawOutcome::kEnded);
@@ -123,6 +124,7 @@ TEST_F(WithdrawTest, ItsConnectionsOtherQueuedRunsGoWithItAndOthersKeepTheirOrde
   poll();
   ASSERT_TRUE(result("a2").has_value()) << "withdrawn before anything of it is sent";
   EXPECT_EQ(result("a2")->error, ErrorCode::kNotEnoughReplicas);
+  EXPECT_TRUE(result("a2")->withdrawn);
   EXPECT_EQ(sent_values_acked(), (std::vector<std::string>{"x-0", "x-1", "y-0", "y-1", "a1-retry-0", "a1-retry-1"}));
   for (const char* tag : {"x", "y", "a1-retry"}) {
     ASSERT_TRUE(result(tag).has_value()) << tag;
@@ -175,6 +177,7 @@ TEST_F(WithdrawTest, AQueuedRunWithdrawnAfterTheDeliveryTimeoutFailedItIsEnded) 
   poll();
   ASSERT_TRUE(result("a").has_value());
   EXPECT_EQ(result("a")->error, ErrorCode::kRequestTimedOut);
+  EXPECT_FALSE(result("a")->withdrawn) << "expired, not withdrawn: the client was told it timed out";
   EXPECT_EQ(producer->withdraw(a), WithdrawOutcome::kEnded);
 }
 
