@@ -13,9 +13,8 @@
 namespace pp::config {
 namespace {
 
-// upstream.tls.enabled when the schema has it. TLS is built on another
-// branch (issue 15's TLS half); until the two meet, TLS counts as off, and
-// this reads the key as soon as UpstreamSettings gains `tls.enabled`.
+// upstream.tls.enabled when the schema has it, and false for a settings type
+// without TLS keys, so the cross-key checks compile against either.
 template <class Upstream>
 bool upstream_tls_enabled(const Upstream& u) {
   if constexpr (requires { u.tls.enabled; }) {

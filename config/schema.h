@@ -75,7 +75,7 @@ void visit_listener_keys(F&& f, S&... s) {
     s.listener.message_timestamp_before_max_ms...);
 }
 
-// [upstream.tls] and [upstream.sasl] (issue 15), in INTERFACES.md's order
+// [upstream.tls] and [upstream.sasl], in INTERFACES.md's order
 // after [upstream]; visit_keys calls it.
 template <class F, class... S>
 void visit_upstream_security_keys(F&& f, S&... s) {
@@ -124,8 +124,8 @@ void visit_keys(F&& f, S&... s) {
 
   visit_upstream_security_keys(f, s...);
 
-  // An upper bound on the wait behind a batch in flight (PIPELINE.md C.4 rule
-  // 8). Ten minutes is far past any useful linger; the bound catches unit typos.
+  // An upper bound on the wait behind a batch in flight (PIPELINE.md,
+  // adaptive batching). Ten minutes is far past any useful linger; the bound catches unit typos.
   f(KeySpec{"producer", "linger_ms", 0, 600000, kLive}, s.producer.linger_ms...);
   // The pipeline sends at most 16 MiB per request, one larger batch alone.
   f(KeySpec{"producer", "batch_bytes", 1, 16777216, kLive}, s.producer.batch_bytes...);

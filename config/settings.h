@@ -80,13 +80,13 @@ struct ListenerSettings {
   // The longest a Produce request is held unanswered, whatever its own
   // timeout_ms says (frontend/produce_deadlines.h).
   std::int64_t max_request_hold_ms = 30000;
-  // Idempotent clients (issue 16): their producer ids' dedup state.
+  // Idempotent clients: their producer ids' dedup state (CLIENT_DEDUP.md).
   std::int64_t max_client_producers = 10000;
   std::int64_t client_producer_idle_ms = 86400000;
   std::int64_t client_batches_to_retain = 5;
   // Kafka 4.x's topic defaults message.timestamp.after.max.ms (1 h) and
   // before.max.ms (unlimited; -1 here): CreateTime records outside them are
-  // refused before batching (issue 14).
+  // refused before batching, so one client's bad timestamp fails no other's.
   std::int64_t message_timestamp_after_max_ms = 3600000;
   std::int64_t message_timestamp_before_max_ms = -1;
   bool operator==(const ListenerSettings&) const = default;
@@ -104,7 +104,7 @@ struct UpstreamTlsSettings {
   bool operator==(const UpstreamTlsSettings&) const = default;
 };
 
-// [upstream.sasl]: authentication to the brokers (issue 15). Secrets are
+// [upstream.sasl]: authentication to the brokers. Secrets are
 // never values here: only the files or environment variable that hold them.
 struct UpstreamSaslSettings {
   std::string mechanism;  // "" (off) | PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 | OAUTHBEARER
