@@ -1,5 +1,6 @@
 {{/*
-Names and labels, the usual helm way.
+Names and labels, the usual helm way. The sidecar's own templates, which other
+charts include, are in _sidecar.tpl.
 */}}
 {{- define "produce-proxy.name" -}}
 {{- .Chart.Name | trunc 63 | trimSuffix "-" }}
@@ -104,93 +105,4 @@ message that says which value to change.
 {{- if or (hasPrefix "127." $metrics) (hasPrefix "localhost:" $metrics) (hasPrefix "[::1]" $metrics) -}}
 {{- fail (printf "config.metrics.address %q is loopback: the kubelet probes and Prometheus reach the pod IP, so bind 0.0.0.0" $metrics) -}}
 {{- end -}}
-{{- end }}
-
-{{/*
-The sidecar container: an init container with restartPolicy Always when
-.native (Kubernetes 1.29+), else a plain container. Called with
-(dict "root" $ "native" BOOL).
-*/}}
-{{- define "produce-proxy.container" -}}
-{{- $root := .root -}}
-{{- $v := $root.Values.sidecar -}}
-{{- $port := include "produce-proxy.metricsPort" $root -}}
-- name: produce-proxy
-  image: {{ printf "%s:%s" $v.image.repository (default $root.Chart.AppVersion $v.image.tag) | quote }}
-  imagePullPolicy: {{ $v.image.pullPolicy }}
-  {{- if .native }}
-  # A native sidecar (KEP-753): started before the app, stopped after it.
-  restartPolicy: Always
-  {{- end }}
-  args:
-    - --config
-    - /etc/produce-proxy/produce-proxy.toml
-    {{- range $v.extraArgs }}
-    - {{ . | quote }}
-    {{- end }}
-  ports:
-    - name: metrics
-      containerPort: {{ $port }}
-      protocol: TCP
-  {{- if .native }}
-  startupProbe:
-    httpGet:
-      path: /readyz
-      port: metrics
-    periodSeconds: {{ $v.startupProbe.periodSeconds }}
-    failureThreshold: {{ $v.startupProbe.failureThreshold }}
-  {{- end }}
-  livenessProbe:
-    httpGet:
-      path: /healthz
-      port: metrics
-    {{- toYaml $v.livenessProbe | nindent 4 }}
-  readinessProbe:
-    httpGet:
-      path: /readyz
-      port: metrics
-    {{- toYaml $v.readinessProbe | nindent 4 }}
-  {{- if and (not .native) $v.preStopSleepSeconds }}
-  lifecycle:
-    # Both containers get SIGTERM at once in this mode: wait so the app's
-    # last records reach the proxy before it stops accepting.
-    preStop:
-      exec:
-        command: ["sleep", {{ $v.preStopSleepSeconds | quote }}]
-  {{- end }}
-  resources:
-    {{- toYaml $v.resources | nindent 4 }}
-  securityContext:
-    {{- toYaml $v.securityContext | nindent 4 }}
-  volumeMounts:
-    - name: produce-proxy-config
-      mountPath: /etc/produce-proxy
-      readOnly: true
-    {{- if $root.Values.tls.secretName }}
-    - name: produce-proxy-tls
-      mountPath: {{ $root.Values.tls.mountPath }}
-      readOnly: true
-    {{- end }}
-    {{- if $root.Values.saslSecret.name }}
-    - name: produce-proxy-sasl
-      mountPath: {{ $root.Values.saslSecret.mountPath }}
-      readOnly: true
-    {{- end }}
-{{- end }}
-
-{{- define "produce-proxy.volume" -}}
-- name: produce-proxy-config
-  configMap:
-    name: {{ include "produce-proxy.fullname" . }}
-{{- if .Values.tls.secretName }}
-- name: produce-proxy-tls
-  secret:
-    secretName: {{ .Values.tls.secretName }}
-    defaultMode: 0440
-{{- end }}
-{{- if .Values.saslSecret.name }}
-- name: produce-proxy-sasl
-  secret:
-    secretName: {{ .Values.saslSecret.name }}
-{{- end }}
 {{- end }}
