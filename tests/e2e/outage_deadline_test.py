@@ -22,7 +22,7 @@ flight upstream at their deadline (client_deadline_records_total
 outage, the clients resent them, and tens of thousands of copies landed.
 
 CI form: a 30 s outage, request.timeout.ms=5000, socket.timeout.ms=10000,
-message.timeout.ms=120000, 1,000 records/s per client (~75 s). --full adds a
+message.timeout.ms=120000, 1,000 records/s per client (~50 s). --full adds a
 75 s outage with librdkafka's default timeouts and a 150 s outage (2,000
 records/s each; ~8 min).
 """

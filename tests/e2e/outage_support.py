@@ -17,6 +17,9 @@ results to SPEC["out"]. Record i has key "<name>-<i>", a value unique to it
 ("<name>-<i>-" padded) and goes to partition i % partitions, so the log read
 back tells duplicates and losses per record.
 
+PP_OUTAGE_KEEP=DIR keeps, for a post-mortem, each proxy's log and each client's
+per-record outcome with the log's count of every key.
+
 Stdlib, Debian's python3-confluent-kafka and python3-kafka only. Every wait is
 bounded in time; everything binds to 127.0.0.1.
 """

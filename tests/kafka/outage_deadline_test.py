@@ -31,8 +31,9 @@ record lost; the idempotent one has no duplicate; the others at most the direct
 baseline's duplicates plus the records the proxy reported in flight at their
 deadline (client_deadline_records_total{outcome="in_flight"}).
 
-CI form: 20 s outages, ~3.5 min on 2 cores. --full: 45 s outages (past the
-30 s request timeouts of kafka-python and Java).
+CI form: 20 s outages (longer in effect: the restarts take 10-40 s), 2.5-3.2
+min on 2 cores. --full: 45 s outages (past the 30 s request timeouts of
+kafka-python and Java whatever the restarts take).
 """
 import argparse
 import os
