@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 
+sys.dont_write_bytecode = True  # the client processes import daemon_support too
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
