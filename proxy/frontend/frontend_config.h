@@ -1,7 +1,6 @@
 // The [listener] settings of docs/design/INTERFACES.md that the front end uses, plus the
-// front end's own bounds (rule of the house 5) with defaults no operator
-// should need to touch.
-// Rules of the house: docs/design/ARCHITECTURE.md.
+// front end's own bounds ("Bounded everything", docs/design/ARCHITECTURE.md)
+// with defaults no operator should need to touch.
 #pragma once
 
 #include <cstddef>
@@ -65,10 +64,10 @@ struct FrontendConfig {
   // whole buffer), but at least kMinDecodedBytesPerRequest.
   std::size_t max_decoded_bytes_per_request = 64 * 1048576;
   // What a request may decode to beyond the budget's room while nothing in
-  // the pipeline would give memory back (docs/design/ARCHITECTURE.md rule 5,
-  // "Overdraft"): the budget's one excess that is not a share of it. The
-  // daemon keeps this default: a default-sized request always fits in it,
-  // even with no room at all.
+  // the pipeline would give memory back ("Overdraft" under "Bounded
+  // everything", docs/design/ARCHITECTURE.md): the budget's one excess that
+  // is not a share of it. The daemon keeps this default: a default-sized
+  // request always fits in it, even with no room at all.
   std::size_t decode_overdraft_bytes = kMinDecodedBytesPerRequest;
 
   // listener.message_timestamp_after_max_ms / _before_max_ms (-1: no
@@ -94,12 +93,12 @@ struct FrontendConfig {
 // max_pending_requests_per_connection from producer.buffer_memory_bytes: one
 // pending request per 64 KiB of budget (1024 at the default 64 MiB), at least
 // 128. The budget already bounds what pending requests hold (each keeps its
-// frame, charged); the count only bounds the bookkeeping of tiny requests. A
-// fixed 128 was a throughput cap instead: librdkafka sends one partition per
-// request, about 5,800 requests/s at 66 MB/s, and each is held for an
-// upstream round trip, so past ~22 ms inside the proxy reading stopped and the
-// records waited unread in the kernel's socket buffers (up to 6.5 MB), where
-// nothing batches or measures them (issue 17, docs/BENCHMARKS.md workload 10).
+// frame, charged); the count only bounds the bookkeeping of tiny requests and
+// must not be what stops a fast client. A client sending one partition per
+// request (librdkafka) keeps as many requests pending as it sends in an
+// upstream round trip; a cap below that stops its reads while its records
+// wait unread in the kernel's socket buffers, where nothing batches or
+// measures them (docs/BENCHMARKS.md has the measurements).
 inline constexpr std::size_t kMinPendingRequestsPerConnection = 128;
 inline constexpr std::size_t kBudgetBytesPerPendingRequest = 65536;
 inline std::size_t pending_requests_cap(std::size_t buffer_memory_bytes) {

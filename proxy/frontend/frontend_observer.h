@@ -1,5 +1,5 @@
-// What the front end reports as it works, for the metrics layer (issue 7;
-// docs/design/INTERFACES.md client_* / records_received / backpressure_active). The
+// What the front end reports as it works, for the metrics layer
+// (docs/design/INTERFACES.md client_* / records_received / backpressure_active). The
 // counters are also kept as plain numbers (FrontendCounters) for tests and a
 // pull-style exporter. Called on the loop thread, per request or per event,
 // never per record.
