@@ -25,6 +25,7 @@ import os
 import pathlib
 import re
 import selectors
+import shutil
 import signal
 import socket
 import statistics
@@ -147,18 +148,24 @@ def stop(proc):
 
 # ---- load --------------------------------------------------------------------
 
-def kcat(addr, legacy, records, record_bytes, timeout_s=120):
+def kcat(addr, legacy, records, record_bytes, timeout_s=120, extra=()):
     """kcat -P from a pipe: `records` lines of record_bytes-1 bytes. Legacy:
     librdkafka with api.version.request=false and a 0.9 fallback (Produce v1,
     message format 0); else ApiVersions negotiated (Produce v7, RecordBatch)."""
     args = ["kcat", "-P", "-b", addr, "-t", TOPIC, "-X", "linger.ms=5", "-X", "acks=all"]
     if legacy:
         args += ["-X", "api.version.request=false", "-X", "broker.version.fallback=0.9.0.1"]
+    for kv in extra:
+        args += ["-X", kv]
     line = b"x" * (record_bytes - 1) + b"\n"
     chunk = line * 1000
     p = subprocess.Popen(args, stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
     started.append(p)
     deadline = time.monotonic() + timeout_s
+    # A write blocks while kcat's queue is full (a stalled upstream): the
+    # timer ends kcat at the deadline, which ends the write with EPIPE.
+    killer = threading.Timer(timeout_s, p.kill)
+    killer.start()
     try:
         for _ in range(records // 1000):
             if time.monotonic() > deadline:
@@ -170,6 +177,8 @@ def kcat(addr, legacy, records, record_bytes, timeout_s=120):
     except (subprocess.TimeoutExpired, BrokenPipeError):
         p.kill()
         p.wait()
+    finally:
+        killer.cancel()
 
 
 def produce_v2_request(correlation_id, partition, value):
@@ -231,7 +240,10 @@ SHAPES = {
     "legacy": ("kcat, librdkafka legacy mode (Produce v1, message format 0), linger 5 ms, acks=all", 1024),
     "v2": ("kcat, ApiVersions negotiated (Produce v7, RecordBatch v2), linger 5 ms, acks=all", 1024),
     "chatty": ("64 connections, one 1 KiB record per Produce v2 request (magic 1), acks=1, one request in flight each", 1024),
+    "chatty_fast": ("tests/bench's bench_chatty_client (C++): the same requests as chatty, as fast as the proxy answers",
+                    1024),
 }
+CHATTY_BINARIES = [ROOT / "build/release/tests/bench/bench_chatty_client", ROOT / "build/h-ops/tests/bench/bench_chatty_client"]
 
 
 def cpu_case(proxy, shape, args):
@@ -243,6 +255,12 @@ def cpu_case(proxy, shape, args):
     if shape == "chatty":
         n = args.chatty_requests
         errors = chatty(proxy.addr, 64, n, SHAPES[shape][1])
+    elif shape == "chatty_fast":
+        n = args.chatty_fast_requests
+        out = subprocess.run([str(args.chatty_binary), "--bootstrap", proxy.addr, "--topic", TOPIC, "--connections", "64",
+                              "--version", "2", "--acks", "1", "--record-bytes", str(SHAPES[shape][1]), "--count", str(n),
+                              "--duration-s", "120"], capture_output=True, text=True, timeout=180)
+        errors = 0 if out.returncode == 0 else f"exit {out.returncode}"
     else:
         n = args.records
         kcat(proxy.addr, shape == "legacy", n, SHAPES[shape][1])
@@ -281,10 +299,15 @@ def memory_case(work, budget_mib, stalled, args):
             kcat(proxy.addr, True, 1000, 1024, timeout_s=30)  # warm: metadata, producer id
             cluster.command("rtt 600000")
             # More than any budget here: the client keeps producing against the stall.
-            kcat(proxy.addr, True, args.stall_records, 1024, timeout_s=args.stall_s)
+            # kcat's own queue (100,000 messages by default) must exceed the budget.
+            kcat(proxy.addr, True, args.stall_records, 1024, timeout_s=args.stall_s,
+                 extra=["queue.buffering.max.messages=2000000", "queue.buffering.max.kbytes=2097151"])
         else:
             kcat(proxy.addr, False, args.records, 1024)
             proxy.wait_delivered(args.records)
+        if proxy.proc.poll() is not None:
+            raise SystemExit(f"the proxy exited ({proxy.proc.returncode}) during the run: "
+                             f"{proxy.log_path.read_text()[-1500:]}")
         parked = proxy.metric("requests_parked_total")
         backpressure = proxy.metric("client_share_pauses_total")
         hwm_kb = proxy.status_kb("VmHWM")
@@ -302,15 +325,51 @@ def spread(values, fmt="{:.0f}"):
     return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
 
 
+def cpu_runs(work, args, emit):
+    results = []
+    cluster = Cluster(work)
+    proxy = Proxy(work, cluster.bootstrap)
+    try:
+        kcat(proxy.addr, False, 2000, 1024)  # warm-up: metadata, producer id, allocator
+        shapes = [s for s in SHAPES if s != "chatty_fast" or args.chatty_binary]
+        for rep in range(args.reps):
+            for shape in shapes:
+                r = cpu_case(proxy, shape, args)
+                r["rep"] = rep + 1
+                log(r)
+                emit("run " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                                       for k, v in r.items()))
+                results.append(r)
+    finally:
+        proxy.stop()
+        cluster.stop()
+    emit("")
+    emit("| shape | client | records/request | millicores per MB/s | millicores per 1,000 requests/s |")
+    emit("|---|---|---|---|---|")
+    for shape, (what, _) in SHAPES.items():
+        rs = [r for r in results if r["shape"] == shape]
+        if not rs:
+            continue
+        per_req = statistics.median(r["records"] / max(r["requests"], 1) for r in rs)
+        emit(f"| {shape} | {what} | {per_req:.1f} | {spread([r['mc_per_mbps'] for r in rs], '{:.2f}')} | "
+             f"{spread([r['mc_per_kreqps'] for r in rs])} |")
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--records", type=int, default=150000)
     ap.add_argument("--chatty-requests", type=int, default=20000)
+    ap.add_argument("--chatty-fast-requests", type=int, default=200000)
+    ap.add_argument("--chatty-binary", type=pathlib.Path,
+                    default=next((b for b in CHATTY_BINARIES if b.exists()), None),
+                    help="bench_chatty_client for the chatty_fast shape (default: build/release, else build/h-ops)")
     ap.add_argument("--budgets", default="16,64,256")
     ap.add_argument("--stall-records", type=int, default=400000)
-    ap.add_argument("--stall-s", type=float, default=12)
+    ap.add_argument("--stall-s", type=float, default=20)
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--skip-cpu", action="store_true")
     ap.add_argument("--out", type=pathlib.Path)
     args = ap.parse_args()
     for binary in (PROXY, CLUSTER):
@@ -327,34 +386,15 @@ def main():
         emit(f"# example config, 3-broker test cluster, topic {TOPIC} with {PARTITIONS} partitions, "
              f"{args.reps} runs per case")
         results = []
-        cluster = Cluster(work)
-        proxy = Proxy(work, cluster.bootstrap)
-        try:
-            kcat(proxy.addr, False, 2000, 1024)  # warm-up: metadata, producer id, allocator
-            for rep in range(args.reps):
-                for shape in SHAPES:
-                    r = cpu_case(proxy, shape, args)
-                    r["rep"] = rep + 1
-                    log(r)
-                    emit("run " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                                           for k, v in r.items()))
-                    results.append(r)
-        finally:
-            proxy.stop()
-            cluster.stop()
-        emit("")
-        emit("| shape | client | records/request | millicores per MB/s | millicores per 1,000 requests/s |")
-        emit("|---|---|---|---|---|")
-        for shape, (what, _) in SHAPES.items():
-            rs = [r for r in results if r["shape"] == shape]
-            per_req = statistics.median(r["records"] / max(r["requests"], 1) for r in rs)
-            emit(f"| {shape} | {what} | {per_req:.1f} | {spread([r['mc_per_mbps'] for r in rs], '{:.2f}')} | "
-                 f"{spread([r['mc_per_kreqps'] for r in rs])} |")
+        if not args.skip_cpu:
+            results = cpu_runs(work, args, emit)
+
         if not args.skip_memory:
             emit("")
             emit("| buffer_memory_bytes | upstream | idle RSS MiB | peak RSS MiB | peak buffered_bytes MiB | "
                  "requests parked | share pauses |")
             emit("|---|---|---|---|---|---|---|")
+            raw = []
             for budget in (int(b) for b in args.budgets.split(",")):
                 for stalled in (False, True):
                     rs = []
@@ -362,11 +402,16 @@ def main():
                         r = memory_case(work, budget, stalled, args)
                         log(r)
                         rs.append(r)
+                    raw.extend("memory " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                                                    for k, v in r.items()) for r in rs)
                     emit(f"| {budget} MiB | {'stalled (rtt 600000)' if stalled else 'under load (v2, max rate)'} | "
                          f"{spread([r['idle_rss_mib'] for r in rs], '{:.1f}')} | "
                          f"{spread([r['peak_rss_mib'] for r in rs], '{:.1f}')} | "
                          f"{spread([r['peak_buffered_mib'] for r in rs], '{:.1f}')} | "
                          f"{spread([r['parked'] for r in rs])} | {spread([r['share_pauses'] for r in rs])} |")
+            emit("")
+            for line in raw:
+                emit(line)
         with open("/proc/loadavg") as f:
             emit(f"# load average after: {' '.join(f.read().split()[:3])}")
     finally:
@@ -374,6 +419,7 @@ def main():
             if p.poll() is None:
                 p.kill()
                 p.wait()
+    shutil.rmtree(work, ignore_errors=True)  # kept when the run failed, for its logs
     if args.out:
         args.out.write_text("\n".join(out) + "\n")
 

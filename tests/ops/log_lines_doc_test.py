@@ -15,6 +15,10 @@ a written `\n` read as whitespace): the literal text between the
 placeholders, in its order, so a quoted line cannot pass by fragments
 scattered over the page.
 
+Also: every `runbook_url: docs/operations.md#ANCHOR` of the alert rules
+(helm/produce-proxy/files/prometheus-rules.yaml, when present) names a
+heading of docs/operations.md, so a renamed runbook cannot break the links.
+
     tests/ops/log_lines_doc_test.py [ROOT]          # the test
     tests/ops/log_lines_doc_test.py [ROOT] --list   # every site, for writing the doc
 """
@@ -24,6 +28,7 @@ import sys
 
 DIRS = ("proxy", "daemon", "metrics", "config")
 DOC = "docs/operations.md"
+RULES = "helm/produce-proxy/files/prometheus-rules.yaml"
 FIXED = re.compile(r"(?:\bspdlog::|\blog\(\)\s*\.\s*)(warn|error|critical)\s*\(")
 DYNAMIC = re.compile(r"(?:\bspdlog::|\blog\(\)\s*\.\s*)log\s*\(\s*[A-Za-z_][\w:]*\s*,")
 DYNAMIC_LEVEL = re.compile(r"level::(warn|err|critical)\b")
@@ -75,6 +80,21 @@ def normalize_doc(text):
     return normalize(text.replace("`", "").replace("\\n", " "))
 
 
+def heading_anchors(text):
+    """GitHub's anchors: lower case, punctuation but '-' dropped, spaces to '-'."""
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"^#+ (.*)$", text, re.M)}
+
+
+def broken_runbook_links(root, doc_text):
+    rules = root / RULES
+    if not rules.exists():
+        return []
+    anchors = heading_anchors(doc_text)
+    return [f"{RULES}: runbook_url {DOC}#{a}: no such heading in {DOC}"
+            for a in re.findall(r"runbook_url:\s*\S*operations\.md#([\w-]+)", rules.read_text()) if a not in anchors]
+
+
 def main(argv):
     args = [a for a in argv[1:] if not a.startswith("--")]
     root = pathlib.Path(args[0]) if args else pathlib.Path(__file__).resolve().parents[2]
@@ -99,10 +119,12 @@ def main(argv):
             absent = [f for f in fragments(fmt) if f not in doc]
             missing.append(f"{path}:{line}: {level} {fmt!r}: not quoted in {DOC}"
                            + (f" (absent: {absent})" if absent else " (its parts are there, not as one line)"))
-    for m in missing:
+    broken = broken_runbook_links(root, doc_path.read_text() if doc_path.exists() else "")
+    for m in missing + broken:
         print(m)
-    print(f"{len(found)} warn/error/critical log sites, {len(missing)} undocumented")
-    return 1 if missing else 0
+    print(f"{len(found)} warn/error/critical log sites, {len(missing)} undocumented; "
+          f"{len(broken)} broken runbook links")
+    return 1 if missing or broken else 0
 
 
 if __name__ == "__main__":
