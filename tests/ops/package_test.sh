@@ -16,8 +16,9 @@
 # The root (variant apt, plus systemd for systemd-analyze and
 # systemd-sysusers) is cached as a tarball in
 # ${PP_CACHE_DIR:-~/.cache/produce-proxy}/package-test, keyed by the suite,
-# the package list and the mirrors, with the .debs apt fetched into it, so a
-# rerun needs no network. PP_DEBIAN_MIRROR overrides deb.debian.org.
+# the package list and the mirrors (remade after 30 days), with the .debs apt
+# fetched into it, so a rerun needs no network. PP_DEBIAN_MIRROR overrides
+# deb.debian.org.
 # Needs root (mmdebstrap's root mode, chroot). Exit 77 (ctest SKIP), saying
 # why, when not root, when mmdebstrap or lintian is missing (scripts/setup.sh
 # installs both), or when Debian's mirror cannot be reached for a root or
@@ -99,11 +100,14 @@ echo "lintian done ($((SECONDS - started)) s)"
 key=$(printf '%s\n' 1 "$suite" "$variant" "$include" "$sources" | sha256sum | cut -c1-16)
 tarball="$cache/$suite-$variant-$key.tar"
 mkdir -p "$cache/archives/partial"
+# A month-old root is made again, so the test keeps meeting today's bookworm.
+find "$cache" -maxdepth 1 -name "$suite-*.tar" -mtime +30 -delete
 if [ ! -f "$tarball" ]; then
   mirror_reachable || skip "Debian's mirror $mirror cannot be reached to make a $suite root"
   echo "making the $suite root (cache miss: $tarball)"
   # The package lists stay in the root, so a rerun installs without apt-get update.
   partial="$cache/.partial-$key.tar"
+  rm -f "$partial"
   if ! mmdebstrap --quiet --variant="$variant" --include="$include" --skip=cleanup/apt/lists --format=tar \
       "$suite" "$partial" - <<<"$sources" >"$tmp/mmdebstrap.log" 2>&1; then
     cat "$tmp/mmdebstrap.log"
@@ -111,6 +115,8 @@ if [ ! -f "$tarball" ]; then
     mirror_reachable || skip "Debian's mirror $mirror stopped answering during mmdebstrap"
     echo "FAIL: mmdebstrap"; exit 1
   fi
+  # Roots of an older package list or mirror are not needed any more.
+  find "$cache" -maxdepth 1 -name "$suite-*.tar" ! -name "$(basename "$tarball")" -delete
   mv "$partial" "$tarball"
   echo "root made ($((SECONDS - started)) s)"
 fi
