@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Sizing for docs/operations.md: the proxy's CPU per MB/s and per 1,000
-requests/s for three client shapes, and its RSS against
+requests/s for each client shape (legacy, v2, chatty; chatty at full speed
+too when tests/bench's bench_chatty_client is built), and its RSS against
 producer.buffer_memory_bytes under load and with the upstream stalled.
 
     tests/bench/sizing.py [--reps 3] [--records 150000] [--chatty-requests 20000]
-                          [--out docs/bench/sizing-2core.txt]
+                          [--chatty-fast-requests 200000] [--budgets 16,64,256]
+                          [--skip-cpu] [--skip-memory] [--out docs/bench/sizing-2core.txt]
+
+The runs in docs/operations.md: --records 300000 --chatty-requests 30000
+--skip-memory (CPU), and --skip-cpu with the defaults (memory).
 
 Runs the release binaries (build/release/daemon/produce-proxy,
 build/release/tests/broker/test-cluster) on 127.0.0.1 only; the load comes
@@ -270,6 +275,9 @@ def cpu_case(proxy, shape, args):
     cpu = proxy.cpu() - cpu0
     requests = proxy.metric("client_requests_total", 'api="Produce"') - requests0
     mb = (proxy.metric("received_bytes_total") - bytes0) / 1e6
+    if cpu < 0.2:
+        log(f"{shape}: only {cpu:.2f} CPU seconds: the clock ticks every {1 / CLK_TCK:.2f} s, "
+            "so use more records for a figure worth reading")
     return {"shape": shape, "records": n, "requests": int(requests), "mb": mb, "cpu_s": cpu, "wall_s": wall,
             "mc_per_mbps": 1000 * cpu / mb, "mc_per_kreqps": 1e6 * cpu / requests,
             "errors": errors, "all_delivered": ok}
