@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <ostream>
 
+#include "config/print_settings.h"
+
 #ifndef PP_GIT_REVISION
 #define PP_GIT_REVISION "unknown"
 #endif
@@ -17,10 +19,11 @@ namespace {
 
 constexpr const char* kExitCodes =
     "\nExit codes:\n"
-    "  0  stopped cleanly, every accepted record delivered; --help, --version; --check-config: valid\n"
+    "  0  stopped cleanly, every accepted record delivered; --help, --version; --check-config,\n"
+    "     --print-config: valid\n"
     "  1  runtime failure: start-up failed, the producer failed fatally, or records were lost to\n"
     "     shutdown.drain_timeout_ms\n"
-    "  2  bad configuration or usage (--check-config: invalid)\n";
+    "  2  bad configuration or usage (--check-config, --print-config: invalid)\n";
 
 }  // namespace
 
@@ -64,6 +67,10 @@ std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* con
   app.set_help_flag("-h,--help", "Print this help and exit")->group("Information");
   app.add_flag("--check-config", cli.check_config, "Validate the config, print every problem, exit 0 (valid) or 2")
       ->group("Information");
+  app.add_flag("--print-config", cli.print_config,
+               "Validate the config and print it as TOML with every default filled in and secrets redacted; "
+               "exit 0 (valid) or 2")
+      ->group("Information");
   app.add_flag("--version", show_version,
                "Print the version, the git revision and the versions of librdkafka, OpenSSL and libuv, and exit")
       ->group("Information");
@@ -75,6 +82,11 @@ std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* con
   } catch (const CLI::ParseError& e) {
     return std::unexpected(
         CliExit{kExitBadConfig, "produce-proxy: " + std::string(e.what()) + "\nRun with --help for the options.\n"});
+  }
+  if (cli.check_config && cli.print_config) {
+    return std::unexpected(CliExit{
+        kExitBadConfig,
+        "produce-proxy: --check-config and --print-config exclude each other\nRun with --help for the options.\n"});
   }
   if (show_version) {
     return std::unexpected(CliExit{kExitClean, "produce-proxy " + std::string(version) + "\n"});
@@ -92,6 +104,19 @@ int check_config(const CommandLine& cli, std::ostream& out, std::ostream& err) {
     return kExitBadConfig;
   }
   out << config::resolve_config_path(source.path) << ": ok\n";
+  return kExitClean;
+}
+
+int print_config(const CommandLine& cli, std::ostream& out, std::ostream& err) {
+  const config::ConfigSource source = cli.config_source();
+  const auto settings = config::load_settings(source);
+  if (!settings) {
+    err << config::format_errors(settings.error());
+    return kExitBadConfig;
+  }
+  out << "# produce-proxy --print-config: " << config::resolve_config_path(source.path) << " and "
+      << source.overrides.size() << " override(s)\n"
+      << config::print_settings(*settings);
   return kExitClean;
 }
 

@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
     return cli.error().exit_code;
   }
   if (cli->check_config) return pp::check_config(*cli, std::cout, std::cerr);
+  if (cli->print_config) return pp::print_config(*cli, std::cout, std::cerr);
 
   auto settings = pp::config::load_settings(cli->config_source());
   if (!settings) {
