@@ -49,7 +49,7 @@ void IdempotentProducer::bisect(PartitionState& p, const BatchPtr& b, ErrorCode 
       front_pieces.size(), back_pieces.size(), *b->bisections_left);
   // New boundaries: had an earlier attempt been appended, the broker could
   // not match these parts to it ("Possible duplicates", PIPELINE.md).
-  if (b->ever_ambiguous) count_ambiguous_renumbered(p, 1, "bisection");
+  if (b->ever_ambiguous) bumper_.count_ambiguous_renumbered(p, 1, "bisection");
   observer_->on_retry(error);
   p.replace_with_split(b, {front, back});
 }

@@ -1,5 +1,5 @@
-// Identity, epoch bumps, expiry and completion. Draining is in sender.cc and
-// response handling in response_handler.cc.
+// Identity, expiry and completion. Draining is in sender.cc, epoch bumps in
+// epoch_bumper.cc and response handling in response_handler.cc.
 // Section, decision and pitfall numbers cite docs/design/PIPELINE.md.
 #include "proxy/pipeline/idempotent_producer.h"
 
@@ -7,7 +7,6 @@
 
 #include <algorithm>
 
-#include "proxy/records/record_batch.h"
 #include "proxy/records/record_batch_builder.h"
 
 namespace pp {
@@ -28,10 +27,7 @@ PartitionState& IdempotentProducer::state_for(const TopicPartition& tp) {
   auto& slot = partitions_[tp];
   if (!slot) {
     slot = std::make_unique<PartitionState>(tp);
-    if (auto memo = sequence_memos_.find(tp); memo != sequence_memos_.end()) {
-      slot->resume(memo->second);  // a retired partition in use again
-      forget_sequence_memo(memo);
-    }
+    idle_.resume(*slot);  // a retired partition in use again
     // A partition first used after its topic's metadata arrived starts from it.
     if (const PartitionLeadership* l = topics_.partition(tp)) slot->set_leader(l->leader_id, l->leader_epoch);
     if (auto limit = topic_batch_limits_.find(tp.topic); limit != topic_batch_limits_.end()) {
@@ -144,6 +140,20 @@ void IdempotentProducer::log_topic_changes(const std::string& topic, const Topic
   }
 }
 
+std::set<std::string> IdempotentProducer::topics_with_partitions() const {
+  std::set<std::string> topics;
+  for (const auto& [tp, p] : partitions_) topics.insert(tp.topic);
+  return topics;
+}
+
+void IdempotentProducer::forget_topics(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    topics_.forget(name);
+    topic_batch_limits_.erase(name);
+  }
+  upstream_.set_leaders_in_use(topics_.leader_nodes());
+}
+
 void IdempotentProducer::poll() {
   const std::int64_t now = clock_.now_ms();
   accumulator_.finish_deferred();
@@ -151,7 +161,7 @@ void IdempotentProducer::poll() {
   if (identity_.state() == IdentityState::kFatal) return;
   expire(now);
   resolve_sequences();
-  maybe_bump();
+  bumper_.maybe_bump();
   maybe_init_producer_id(now);  // after maybe_bump: an exhausted epoch asks for a new id at once
   if (identity_.ready())
     sender_.drain(partitions_, now, [this, now](OutgoingProduce out) { dispatch(std::move(out), now); });
@@ -218,74 +228,7 @@ void IdempotentProducer::on_init_producer_id(InitProducerIdResult result) {
   }
   const ProducerIdAndEpoch fresh{result->producer_id, result->producer_epoch};
   identity_.ready_with(fresh);
-  if (bump_requested_) {
-    apply_bump(fresh);  // the epoch was exhausted: the rewrite set moves to the new id
-  } else {
-    identity_.advance_to(fresh);
-  }
-}
-
-// ---- epoch bumps (C.7) ----
-
-void IdempotentProducer::request_bump(PartitionState& p, std::string_view reason) {
-  if (!bump_requested_) bump_reason_ = std::string(reason);
-  bump_requested_ = true;
-  rewrite_set_.insert(p.tp());
-  spdlog::debug("epoch bump requested for {}: {}", p.tp().to_string(), reason);
-}
-
-void IdempotentProducer::maybe_bump() {
-  if (!bump_requested_ || !identity_.ready()) return;
-  // Drain, then bump: nothing of the rewrite set may still be in flight, or a
-  // response under the old epoch could arrive after the renumbering.
-  for (const auto& tp : rewrite_set_) {
-    if (state_for(tp).inflight_batches() > 0) return;
-  }
-  const ProducerIdAndEpoch& current = identity_.current();
-  if (identity_.epoch_exhausted()) {
-    // librdkafka #3720 / KAFKA-20090: epoch exhausted, a new producer id is needed.
-    identity_.set_state(IdentityState::kUninitialized, "epoch exhausted: requesting a new producer id");
-    return;
-  }
-  apply_bump(ProducerIdAndEpoch{current.id, ProducerEpoch(static_cast<std::int16_t>(current.epoch.value + 1))});
-}
-
-void IdempotentProducer::apply_bump(const ProducerIdAndEpoch& next) {
-  const ProducerIdAndEpoch previous = identity_.current();
-  spdlog::info("producer epoch bump: id {} epoch {} -> id {} epoch {} ({}; {} partitions renumbered)",
-               previous.id.value, previous.epoch.value, next.id.value, next.epoch.value, bump_reason_,
-               rewrite_set_.size());
-  const bool new_id = next.id != previous.id;
-  identity_.advance_to(next);
-  for (const auto& tp : rewrite_set_) {
-    PartitionState& p = state_for(tp);
-    p.renumber(next);
-    std::int64_t ambiguous = 0;
-    for (const auto& b : p.unacked()) {
-      patch_producer_state(b->bytes, next.id.value, next.epoch.value, b->base_sequence);
-      b->state = BatchState::kAwaitingRetry;
-      b->retry_at_ms = 0;
-      ambiguous += b->ever_ambiguous ? 1 : 0;
-    }
-    if (ambiguous > 0) count_ambiguous_renumbered(p, ambiguous, "epoch_bump");
-  }
-  observer_->on_epoch_bump(new_id ? "new_producer_id" : bump_reason_);
-  rewrite_set_.clear();
-  bump_requested_ = false;
-  bump_reason_.clear();
-}
-
-// A batch that may already be in the log got new sequences (or new
-// boundaries): the broker matches duplicates by exact sequence range, so if
-// an earlier attempt was appended its records will be in the log twice.
-// Never silent (PIPELINE.md C.7, "What the client sees").
-void IdempotentProducer::count_ambiguous_renumbered(const PartitionState& p, std::int64_t batches,
-                                                    std::string_view reason) {
-  spdlog::warn(
-      "{}: {} batch(es) that may already be in the log renumbered ({}): the broker cannot deduplicate "
-      "them, so their records may be written twice",
-      p.tp().to_string(), batches, reason);
-  observer_->on_ambiguous_renumbered(reason, batches);
+  bumper_.on_new_producer_id(fresh);
 }
 
 void IdempotentProducer::fatal(ErrorCode error) {
@@ -328,8 +271,8 @@ void IdempotentProducer::resolve_sequences() {
     if (ProducerBatch::wrap_sequence(p->last_acked_sequence(), 1) == p->next_sequence()) {
       spdlog::debug("{}: unresolved sequence resolved (the expired batch was written)", tp.to_string());
       p->clear_unresolved();
-    } else if (!rewrite_set_.contains(tp)) {
-      request_bump(*p, "unresolved_sequence");
+    } else if (!bumper_.renumbers(tp)) {
+      bumper_.request(*p, "unresolved_sequence");
     }
   }
 }

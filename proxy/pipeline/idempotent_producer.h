@@ -11,11 +11,12 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "proxy/pipeline/accumulator.h"
 #include "proxy/pipeline/clock.h"
+#include "proxy/pipeline/epoch_bumper.h"
+#include "proxy/pipeline/idle_partitions.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/pipeline_observer.h"
@@ -70,17 +71,17 @@ class IdempotentProducer final : public RecordSink {
   ErrorCode fatal_error() const { return identity_.fatal_error(); }
   ProducerIdAndEpoch identity() const { return identity_.current(); }
 
-  // Idle retirement (upstream.metadata_max_idle_ms; in idle_partitions.cc):
+  // Idle retirement (upstream.metadata_max_idle_ms; IdlePartitions):
   // a partition with nothing queued, in flight or unresolved, last given a
   // run before `used_before_ms`, gives up its state; only its sequence memo
   // stays (until an epoch change makes it moot). Returns how many retired.
-  std::size_t retire_idle_partitions(std::int64_t used_before_ms);
+  std::size_t retire_idle_partitions(std::int64_t used_before_ms) { return idle_.retire(used_before_ms); }
   // Topics with any partition state: the ones metadata must keep following.
   std::set<std::string> topics_with_partitions() const;
   // Forgets topics no partition uses any more (metadata and leadership).
   void forget_topics(const std::vector<std::string>& names);
   std::size_t partition_count() const { return partitions_.size(); }
-  std::size_t sequence_memo_count() const { return sequence_memos_.size(); }
+  std::size_t sequence_memo_count() const { return idle_.memo_count(); }
 
   // Introspection for tests and metrics.
   const PartitionState* partition(const TopicPartition& tp) const;
@@ -98,17 +99,10 @@ class IdempotentProducer final : public RecordSink {
 
   PartitionState& state_for(const TopicPartition& tp);
   void wake();
-  // Sequence memos, charged to the budget (in idle_partitions.cc).
-  using SequenceMemos = std::unordered_map<TopicPartition, SequenceMemo, TopicPartitionHash>;
-  static std::size_t memo_bytes(const TopicPartition& tp);
-  void forget_sequence_memo(SequenceMemos::iterator memo);
 
-  // identity (C.2) and epoch bumps (C.7)
+  // identity (C.2)
   void maybe_init_producer_id(std::int64_t now);
   void on_init_producer_id(InitProducerIdResult result);
-  void request_bump(PartitionState& p, std::string_view reason);
-  void maybe_bump();
-  void apply_bump(const ProducerIdAndEpoch& next);
 
   void fail_unroutable();
 
@@ -136,7 +130,6 @@ class IdempotentProducer final : public RecordSink {
   void split(PartitionState& p, const BatchPtr& batch);
   void isolate(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ProducePartitionResponse& response);
   void bisect(PartitionState& p, const BatchPtr& batch, ErrorCode error);  // in bisection.cc
-  void count_ambiguous_renumbered(const PartitionState& p, std::int64_t batches, std::string_view reason);
   void leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch);
   void follow_metadata(PartitionState& p, const PartitionLeadership& l, bool topic_recreated);
   void log_topic_changes(const std::string& topic, const TopicChanges& changes) const;
@@ -163,14 +156,10 @@ class IdempotentProducer final : public RecordSink {
   TopicTable topics_;
   Sender sender_{config_, upstream_, accumulator_, identity_, topics_, *observer_};
 
-  bool bump_requested_ = false;
-  std::string bump_reason_;
-  std::set<TopicPartition> rewrite_set_;
-
   PartitionMap partitions_;
   std::map<std::string, std::size_t, std::less<>> topic_batch_limits_;
-  SequenceMemos sequence_memos_;  // of retired partitions
-  MemoryBudget::Charge sequence_memos_charge_ = memory_.charge(MemoryUse::kSequenceMemos, 0);
+  EpochBumper bumper_{identity_, partitions_, *observer_};
+  IdlePartitions idle_{partitions_, identity_, bumper_, memory_};
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

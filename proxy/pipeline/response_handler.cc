@@ -127,7 +127,7 @@ void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode e
       complete_batch(p, b, -1, pr);
       return;
     case BatchOutcome::kRetry:
-      if (may_bump) request_bump(p, action.bump_reason);
+      if (may_bump) bumper_.request(p, action.bump_reason);
       retry_later(p, b, error, clock_.now_ms());
       return;
     case BatchOutcome::kSplit:
@@ -135,7 +135,7 @@ void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode e
       return;
     case BatchOutcome::kIsolate:
       isolate(p, b, error, *pr);
-      if (may_bump) request_bump(p, action.bump_reason);
+      if (may_bump) bumper_.request(p, action.bump_reason);
       return;
     case BatchOutcome::kBisect:
       bisect(p, b, error);
@@ -153,7 +153,7 @@ void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode e
   std::string message(action.fail_message.empty() ? error_meaning(error) : action.fail_message);
   if (action.fail_message.empty() && pr && pr->error_message) message = *pr->error_message;
   fail_batch(p, b, error, message);
-  if (may_bump) request_bump(p, action.bump_reason);
+  if (may_bump) bumper_.request(p, action.bump_reason);
 }
 
 void IdempotentProducer::learn_window(PartitionState& p, const BatchPtr& b, ErrorCode error,
@@ -313,7 +313,7 @@ void IdempotentProducer::isolate(PartitionState& p, const BatchPtr& b, ErrorCode
   } else {
     BatchPtr retry = rebuild(*b, kept, b->base_sequence);
     retry->retry_at_ms = 0;  // nothing was wrong with these records
-    if (retry->ever_ambiguous) count_ambiguous_renumbered(p, 1, "record_errors");
+    if (retry->ever_ambiguous) bumper_.count_ambiguous_renumbered(p, 1, "record_errors");
     for (const auto& piece : kept) --piece.run->pieces_outstanding;
     p.replace_with_split(b, {retry});
   }

@@ -13,11 +13,11 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "proxy/pipeline/accumulator.h"
+#include "proxy/pipeline/partition_map.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/pipeline_observer.h"
@@ -26,8 +26,6 @@
 #include "proxy/pipeline/upstream_port.h"
 
 namespace pp {
-
-using PartitionMap = std::unordered_map<TopicPartition, std::unique_ptr<PartitionState>, TopicPartitionHash>;
 
 // One Produce ready to go: at most one batch per partition, every batch
 // already marked in flight to `node`.
