@@ -14,7 +14,8 @@ chart: helm/examples/parent-chart, with helm/produce-proxy as its dependency
   annotations, terminationGracePeriodSeconds, the app's
   KAFKA_BOOTSTRAP_SERVERS and the ConfigMap's produce-proxy.toml must equal
   what `helm template` of the chart itself renders for the same values, and
-  the dependency must render no Deployment of its own.
+  the dependency must render no Deployment of its own. The dependency's
+  whole context (.Subcharts.produceProxy) must render as the example's dict.
 kustomize: helm/kustomize/produce-proxy-sidecar (a Component), applied to a
   plain Deployment, and the example helm/examples/kustomize: the labelled
   Deployment's sidecar must equal the chart's own for the same config (the
@@ -255,6 +256,19 @@ def test_chart(args, helm, tmp):
         check(got["app_images"] == ["example/app:1"], f"{label}: the parent's app container {got['app_images']}")
         if checkable:
             check_config(args.proxy, "parent " + label, got["config_text"], tmp)
+
+    # The other documented context: the dependency's whole scope.
+    print("--- the parent chart with .Subcharts.produceProxy as the context")
+    template = os.path.join(parent, "templates", "deployment.yaml")
+    with open(template) as f:
+        text = f.read()
+    dict_form = next((line for line in text.splitlines() if line.startswith("{{- $proxy := dict ")), None)
+    if check(dict_form, "the example builds its context with dict"):
+        before = helm_template(helm, parent, {}, tmp, "parent-dict")
+        with open(template, "w") as f:
+            f.write(text.replace(dict_form, "{{- $proxy := .Subcharts.%s }}" % alias))
+        after = helm_template(helm, parent, {}, tmp, "parent-subcharts")
+        check(before and before == after, "the .Subcharts context renders what the dict context renders")
 
 
 def test_kustomize(args, helm, kustomize, tmp):
