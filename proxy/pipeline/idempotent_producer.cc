@@ -1,13 +1,8 @@
-// Identity, expiry and completion. Draining is in sender.cc, epoch bumps in
-// epoch_bumper.cc and response handling in response_handler.cc.
-// Section, decision and pitfall numbers cite docs/design/PIPELINE.md.
 #include "proxy/pipeline/idempotent_producer.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-
-#include "proxy/records/record_batch_builder.h"
 
 namespace pp {
 
@@ -123,7 +118,7 @@ void IdempotentProducer::follow_metadata(PartitionState& p, const PartitionLeade
   const bool newer =
       (l.leader_epoch >= 0 && p.leader_epoch() >= 0) ? l.leader_epoch > p.leader_epoch() : l.leader_id != p.leader_id();
   // A recreated topic starts its epochs again: its lower epoch is news.
-  if (newer || (topic_recreated && !same)) leader_changed(p, l.leader_id, l.leader_epoch);
+  if (newer || (topic_recreated && !same)) responses_.leader_changed(p, l.leader_id, l.leader_epoch);
 }
 
 void IdempotentProducer::log_topic_changes(const std::string& topic, const TopicChanges& changes) const {
@@ -168,7 +163,7 @@ void IdempotentProducer::poll() {
 }
 
 void IdempotentProducer::dispatch(OutgoingProduce out, std::int64_t now) {
-  auto req = std::make_shared<Request>();
+  auto req = std::make_shared<InFlightRequest>();
   req->node = out.node;
   req->version = out.version;
   req->sent_ms = now;
@@ -178,7 +173,7 @@ void IdempotentProducer::dispatch(OutgoingProduce out, std::int64_t now) {
                          [this, alive = alive_, req](std::int16_t sent, ProduceResult result) {
                            if (!*alive) return;
                            req->version = sent;
-                           on_produce_result(req, std::move(result));
+                           responses_.on_produce_result(*req, std::move(result));
                            wake();
                          });
 }
@@ -199,7 +194,7 @@ std::int64_t IdempotentProducer::next_wakeup_ms() const {
   return earliest;
 }
 
-// ---- identity (C.2) ----
+// ---- identity ("Producer identity", PIPELINE.md) ----
 
 void IdempotentProducer::maybe_init_producer_id(std::int64_t now) {
   if (!identity_.may_initialize(now)) return;
@@ -233,10 +228,10 @@ void IdempotentProducer::on_init_producer_id(InitProducerIdResult result) {
 
 void IdempotentProducer::fatal(ErrorCode error) {
   identity_.fail(error);
-  abort_all(error);
+  completion_.abort_all(error);
 }
 
-// ---- delivery timeout and unresolved sequences (C.9) ----
+// ---- "Delivery timeout and unresolved sequences" (PIPELINE.md) ----
 
 void IdempotentProducer::expire(std::int64_t now) {
   std::set<std::int32_t> reset_nodes;
@@ -251,18 +246,10 @@ void IdempotentProducer::expire(std::int64_t now) {
       }
       spdlog::warn("{}: batch seq {}..{} expired after {} attempts; outcome unknown", tp.to_string(), b->base_sequence,
                    b->last_sequence(), b->attempts);
-      expire_sent_batch(*p, b);
+      completion_.expire_sent(*p, b);
     }
   }
   for (std::int32_t node : reset_nodes) upstream_.reset_connection(node);
-}
-
-void IdempotentProducer::expire_sent_batch(PartitionState& p, const BatchPtr& batch) {
-  p.mark_unresolved(batch);
-  fail_batch(p, batch, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
-  // As for a run that expires unsent: what is queued behind must not reach
-  // the log ahead of the expired records' retry.
-  accumulator_.fail_queued(p, ErrorCode::kRequestTimedOut, "queued behind records whose delivery timed out");
 }
 
 void IdempotentProducer::resolve_sequences() {
@@ -277,37 +264,8 @@ void IdempotentProducer::resolve_sequences() {
   }
 }
 
-// ---- completion ----
-
-void IdempotentProducer::complete_batch(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
-                                        const ProducePartitionResponse* response) {
-  p.acknowledge(batch);
-  // Counted before any client is answered: a client told "acknowledged" that
-  // scrapes /metrics next must find its records in records_delivered_total
-  // (the answer can be written synchronously inside finish_piece).
-  observer_->on_records_delivered(batch->record_count);
-  RunResult ok;
-  ok.log_append_time_ms = response ? response->log_append_time_ms : -1;
-  ok.log_start_offset = response ? response->log_start_offset : -1;
-  for (const auto& piece : batch->pieces) {
-    ok.base_offset = base_offset >= 0 ? base_offset + piece.offset_in_batch : -1;
-    accumulator_.finish_piece(piece, &ok, ErrorCode::kNone, {});
-  }
-}
-
-void IdempotentProducer::fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error,
-                                    const std::string& message) {
-  p.forget(batch);
-  observer_->on_records_failed(error, batch->record_count);  // before the clients hear, as above
-  for (const auto& piece : batch->pieces) accumulator_.finish_piece(piece, nullptr, error, message);
-}
-
 void IdempotentProducer::abort_all(ErrorCode error) {
-  for (auto& [tp, p] : partitions_) {
-    const std::vector<BatchPtr> unacked(p->unacked().begin(), p->unacked().end());
-    for (const auto& b : unacked) fail_batch(*p, b, error, "aborted");
-    accumulator_.fail_queued(*p, error, "aborted");
-  }
+  completion_.abort_all(error);
 }
 
 }  // namespace pp

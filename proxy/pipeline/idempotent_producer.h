@@ -4,6 +4,15 @@
 // two-level in-flight check and the first-ack rule. A plain state machine:
 // events (submit, metadata, responses) and poll() at a time read from Clock;
 // the driver calls poll() after events and at next_wakeup_ms().
+//
+// The RecordSink facade: it owns the state (partitions, topics, identity, the
+// memory budget) and wires the parts that act on it, each lent what it needs:
+// the Accumulator (queued runs, batch building), the Sender (what may go now),
+// the ResponseHandler (answers), the EpochBumper (bumps and renumbering),
+// IdlePartitions (retirement and sequence memos) and BatchCompletion (how a
+// sent batch ends). Itself it keeps the producer id's initialization, metadata
+// following, delivery timeouts and the hand-over of requests to the upstream.
+// Loop thread only.
 #pragma once
 
 #include <functional>
@@ -14,6 +23,7 @@
 #include <vector>
 
 #include "proxy/pipeline/accumulator.h"
+#include "proxy/pipeline/batch_completion.h"
 #include "proxy/pipeline/clock.h"
 #include "proxy/pipeline/epoch_bumper.h"
 #include "proxy/pipeline/idle_partitions.h"
@@ -22,7 +32,7 @@
 #include "proxy/pipeline/pipeline_observer.h"
 #include "proxy/pipeline/producer_identity.h"
 #include "proxy/pipeline/record_sink.h"
-#include "proxy/pipeline/response_classifier.h"
+#include "proxy/pipeline/response_handler.h"
 #include "proxy/pipeline/sender.h"
 #include "proxy/pipeline/topic_table.h"
 #include "proxy/pipeline/upstream_port.h"
@@ -89,59 +99,24 @@ class IdempotentProducer final : public RecordSink {
   void apply_config(const PipelineConfig& config) { config_ = config; }
 
  private:
-  // One Produce request in flight: at most one batch per partition.
-  struct Request {
-    std::int32_t node = -1;
-    std::int16_t version = 0;  // as sent: the upstream reports it
-    std::int64_t sent_ms = 0;
-    std::vector<BatchPtr> batches;
-  };
-
   PartitionState& state_for(const TopicPartition& tp);
   void wake();
 
-  // identity (C.2)
+  // identity: InitProducerId ("Producer identity", PIPELINE.md)
   void maybe_init_producer_id(std::int64_t now);
   void on_init_producer_id(InitProducerIdResult result);
+  void fatal(ErrorCode error);
 
   void fail_unroutable();
+  void follow_metadata(PartitionState& p, const PartitionLeadership& l, bool topic_recreated);
+  void log_topic_changes(const std::string& topic, const TopicChanges& changes) const;
 
-  // expiry (C.9)
+  // "Delivery timeout and unresolved sequences" (PIPELINE.md)
   void expire(std::int64_t now);
   void resolve_sequences();
 
-  // hands what the Sender assembled to the upstream
+  // hands what the Sender assembled to the upstream; the answer goes to the ResponseHandler
   void dispatch(OutgoingProduce out, std::int64_t now);
-
-  // responses (C.5, C.6, C.8, C.10), in response_handler.cc
-  void on_produce_result(const std::shared_ptr<Request>& request, ProduceResult result);
-  const ProducePartitionResponse* find_answer(const Request& request, const ProduceResponse& response,
-                                              const TopicPartition& tp) const;
-  void handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& batch, ErrorCode error,
-                    const ProducePartitionResponse* response);
-  BatchFacts facts_of(const PartitionState& p, const ProducerBatch& batch,
-                      const ProducePartitionResponse* response) const;
-  void apply(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ResponseAction& action,
-             const ProducePartitionResponse* response);
-  void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ProducePartitionResponse* response,
-                    std::int16_t version);
-  void retry_later(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::int64_t now);
-  BatchPtr rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces, std::int32_t base_sequence);
-  void split(PartitionState& p, const BatchPtr& batch);
-  void isolate(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ProducePartitionResponse& response);
-  void bisect(PartitionState& p, const BatchPtr& batch, ErrorCode error);  // in bisection.cc
-  void leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch);
-  void follow_metadata(PartitionState& p, const PartitionLeadership& l, bool topic_recreated);
-  void log_topic_changes(const std::string& topic, const TopicChanges& changes) const;
-  void fatal(ErrorCode error);
-
-  // completion
-  void complete_batch(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
-                      const ProducePartitionResponse* response);
-  void fail_batch(PartitionState& p, const BatchPtr& batch, ErrorCode error, const std::string& message);
-  // C.9: a sent batch past its delivery timeout fails, its outcome unknown,
-  // and takes the runs queued behind it with it.
-  void expire_sent_batch(PartitionState& p, const BatchPtr& batch);
 
   PipelineConfig config_;
   UpstreamPort& upstream_;
@@ -160,6 +135,9 @@ class IdempotentProducer final : public RecordSink {
   std::map<std::string, std::size_t, std::less<>> topic_batch_limits_;
   EpochBumper bumper_{identity_, partitions_, *observer_};
   IdlePartitions idle_{partitions_, identity_, bumper_, memory_};
+  BatchCompletion completion_{accumulator_, *observer_, partitions_};
+  ResponseHandler responses_{config_, upstream_, clock_,      *observer_, memory_,    accumulator_,
+                             topics_, identity_, partitions_, bumper_,    completion_};
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

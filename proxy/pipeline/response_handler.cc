@@ -1,12 +1,10 @@
-// Produce responses, partition by partition (docs/design/PIPELINE.md:
-// learning the window, response handling, leader change, splitting on
-// MESSAGE_TOO_LARGE, isolating refused records).
+#include "proxy/pipeline/response_handler.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 
-#include "proxy/pipeline/idempotent_producer.h"
-#include "proxy/pipeline/response_classifier.h"
 #include "proxy/records/record_batch_builder.h"
 
 namespace pp {
@@ -25,30 +23,39 @@ bool window_not_learnable(ErrorCode e) {
          e == ErrorCode::kKafkaStorageError;
 }
 
+// Enough halvings to single out two refused runs among `runs`: each one takes
+// ceil(log2(runs)). Past it a refused part fails whole, so a partition-wide
+// refusal costs O(log runs) resends, not O(runs).
+std::int32_t bisection_budget(std::size_t runs) {
+  const auto depth = static_cast<std::int32_t>(std::bit_width(runs - 1));
+  return 2 * depth + 1;
+}
+
 }  // namespace
 
-void IdempotentProducer::on_produce_result(const std::shared_ptr<Request>& request, ProduceResult result) {
-  observer_->on_produce_response(request->node, clock_.now_ms() - request->sent_ms);
+void ResponseHandler::on_produce_result(const InFlightRequest& request, ProduceResult result) {
+  observer_.on_produce_response(request.node, clock_.now_ms() - request.sent_ms);
   if (!result) {
-    for (const auto& b : request->batches) handle_batch(request, b, result.error(), nullptr);
+    for (const auto& b : request.batches) handle_batch(request, b, result.error(), nullptr);
     return;
   }
   const ProduceResponse& response = *result;
   // KIP-951: endpoints of new leaders first, so a hint naming one can be followed.
   if (!response.node_endpoints.empty()) upstream_.learn_brokers(response.node_endpoints);
-  for (const auto& b : request->batches) {
-    if (const ProducePartitionResponse* found = find_answer(*request, response, b->tp)) {
+  for (const auto& b : request.batches) {
+    if (const ProducePartitionResponse* found = find_answer(request, response, b->tp)) {
       handle_batch(request, b, found->error_code, found);
     } else {
-      spdlog::warn("broker {} answered without partition {}: treating it as a timeout", request->node,
+      spdlog::warn("broker {} answered without partition {}: treating it as a timeout", request.node,
                    b->tp.to_string());
       handle_batch(request, b, ErrorCode::kRequestTimedOut, nullptr);
     }
   }
 }
 
-const ProducePartitionResponse* IdempotentProducer::find_answer(const Request& request, const ProduceResponse& response,
-                                                                const TopicPartition& tp) const {
+const ProducePartitionResponse* ResponseHandler::find_answer(const InFlightRequest& request,
+                                                             const ProduceResponse& response,
+                                                             const TopicPartition& tp) const {
   const Uuid id = topics_.topic_id(tp.topic);
   const ProducePartitionResponse* found = nullptr;
   for (const auto& topic : response.responses) {
@@ -62,26 +69,28 @@ const ProducePartitionResponse* IdempotentProducer::find_answer(const Request& r
   return found;
 }
 
-void IdempotentProducer::handle_batch(const std::shared_ptr<Request>& request, const BatchPtr& b, ErrorCode error,
-                                      const ProducePartitionResponse* pr) {
-  PartitionState& p = state_for(b->tp);
+void ResponseHandler::handle_batch(const InFlightRequest& request, const BatchPtr& b, ErrorCode error,
+                                   const ProducePartitionResponse* pr) {
+  auto found = partitions_.find(b->tp);
+  if (found == partitions_.end()) return;  // not reached: a partition with a batch in flight is never retired
+  PartitionState& p = *found->second;
   p.batch_returned();
-  observer_->on_inflight_batches(b->tp, p.inflight_batches());
+  observer_.on_inflight_batches(b->tp, p.inflight_batches());
   if (p.draining() && p.inflight_batches() == 0) {
     spdlog::debug("{}: old leader drained; retries may go to leader {}", b->tp.to_string(), p.leader_id());
     p.set_draining(false);
   }
   if (!in_unacked(p, b)) return;  // already ended (aborted, or the producer went fatal)
   b->state = BatchState::kAwaitingRetry;
-  learn_window(p, b, error, pr, request->version);
+  learn_window(p, b, error, pr, request.version);
   if (error == ErrorCode::kCorruptMessage) ++b->corrupt_responses;
   const ResponseAction action = classify_response(error, facts_of(p, *b, pr));
-  if (action.outcome == BatchOutcome::kComplete && request->node == p.leader_id()) p.set_leader_unconfirmed(false);
+  if (action.outcome == BatchOutcome::kComplete && request.node == p.leader_id()) p.set_leader_unconfirmed(false);
   apply(p, b, error, action, pr);
 }
 
-BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerBatch& b,
-                                        const ProducePartitionResponse* pr) const {
+BatchFacts ResponseHandler::facts_of(const PartitionState& p, const ProducerBatch& b,
+                                     const ProducePartitionResponse* pr) const {
   BatchFacts f;
   f.record_count = b.record_count;
   f.renumbered = b.renumbered;
@@ -107,8 +116,8 @@ BatchFacts IdempotentProducer::facts_of(const PartitionState& p, const ProducerB
   return f;
 }
 
-void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode error, const ResponseAction& action,
-                               const ProducePartitionResponse* pr) {
+void ResponseHandler::apply(PartitionState& p, const BatchPtr& b, ErrorCode error, const ResponseAction& action,
+                            const ProducePartitionResponse* pr) {
   if (action.mark_ambiguous) b->ever_ambiguous = true;
   if (action.follow_leader_hint) {
     topics_.take_leader_hint(b->tp, pr->current_leader.leader_id, pr->current_leader.leader_epoch);
@@ -120,11 +129,11 @@ void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode e
   const bool may_bump = !action.bump_reason.empty() && b->producer_id == identity_.current().id;
   switch (action.outcome) {
     case BatchOutcome::kComplete:
-      complete_batch(p, b, pr ? pr->base_offset : -1, pr);
+      completion_.complete(p, b, pr ? pr->base_offset : -1, pr);
       return;
     case BatchOutcome::kCompleteDuplicate:
-      observer_->on_duplicate_sequence();
-      complete_batch(p, b, -1, pr);
+      observer_.on_duplicate_sequence();
+      completion_.complete(p, b, -1, pr);
       return;
     case BatchOutcome::kRetry:
       if (may_bump) bumper_.request(p, action.bump_reason);
@@ -152,12 +161,12 @@ void IdempotentProducer::apply(PartitionState& p, const BatchPtr& b, ErrorCode e
   }
   std::string message(action.fail_message.empty() ? error_meaning(error) : action.fail_message);
   if (action.fail_message.empty() && pr && pr->error_message) message = *pr->error_message;
-  fail_batch(p, b, error, message);
+  completion_.fail(p, b, error, message);
   if (may_bump) bumper_.request(p, action.bump_reason);
 }
 
-void IdempotentProducer::learn_window(PartitionState& p, const BatchPtr& b, ErrorCode error,
-                                      const ProducePartitionResponse* pr, std::int16_t version) {
+void ResponseHandler::learn_window(PartitionState& p, const BatchPtr& b, ErrorCode error,
+                                   const ProducePartitionResponse* pr, std::int16_t version) {
   // Only the partition's current leader, unchanged since the send, speaks for it.
   if (!pr || window_not_learnable(error) || b->sent_to_node != p.leader_id() ||
       b->sent_to_leader_epoch != p.leader_epoch()) {
@@ -172,15 +181,15 @@ void IdempotentProducer::learn_window(PartitionState& p, const BatchPtr& b, Erro
     spdlog::info("{}: dedup window {} -> {} (leader {}, Produce v{})", p.tp().to_string(), p.window(), window,
                  p.leader_id(), version);
     p.set_window(window);
-    observer_->on_window(p.tp(), window);
+    observer_.on_window(p.tp(), window);
   }
 }
 
-void IdempotentProducer::retry_later(PartitionState& p, const BatchPtr& b, ErrorCode error, std::int64_t now) {
+void ResponseHandler::retry_later(PartitionState& p, const BatchPtr& b, ErrorCode error, std::int64_t now) {
   if (now - b->created_ms >= config_.delivery_timeout_ms) {
     spdlog::warn("{}: batch seq {}..{} reached its delivery timeout after {} attempts (last error {})",
                  b->tp.to_string(), b->base_sequence, b->last_sequence(), b->attempts, error_name(error));
-    expire_sent_batch(p, b);
+    completion_.expire_sent(p, b);
     return;
   }
   const std::int64_t backoff = retry_backoff_ms(config_, b->attempts - 1);
@@ -189,20 +198,20 @@ void IdempotentProducer::retry_later(PartitionState& p, const BatchPtr& b, Error
   // KIP-951 (ProducerBatch.hasLeaderChangedForTheOngoingRetry): the leader
   // moved since this attempt went out, so the retry goes to it at once.
   b->skip_backoff = b->sent_to_node != p.leader_id() || b->sent_to_leader_epoch != p.leader_epoch();
-  observer_->on_retry(error);
+  observer_.on_retry(error);
   spdlog::debug("{}: retry seq {}..{} after {} (attempt {}, backoff {} ms)", b->tp.to_string(), b->base_sequence,
                 b->last_sequence(), error_name(error), b->attempts, backoff);
 }
 
-void IdempotentProducer::leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch) {
+void ResponseHandler::leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch) {
   spdlog::info("{}: leader {} (epoch {}) -> {} (epoch {}); window {} -> {}", p.tp().to_string(), p.leader_id(),
                p.leader_epoch(), leader, epoch, p.window(), kInitialWindow);
   p.set_leader(leader, epoch);
   // The new leader's window is rediscovered from its first response.
   p.set_window(kInitialWindow);
-  observer_->on_leader_change(p.tp());
-  observer_->on_window_reset(p.tp());
-  observer_->on_window(p.tp(), kInitialWindow);
+  observer_.on_leader_change(p.tp());
+  observer_.on_window_reset(p.tp());
+  observer_.on_window(p.tp(), kInitialWindow);
   // Nothing goes to the new leader until the old one has answered for every
   // batch it holds (librdkafka "Leader change").
   p.set_draining(p.inflight_batches() > 0);
@@ -217,8 +226,8 @@ void IdempotentProducer::leader_changed(PartitionState& p, std::int32_t leader, 
 // `base_sequence`. Built here because its boundaries differ from `from`'s (a
 // split, an isolation or a bisection); charged to the budget like any built
 // batch.
-BatchPtr IdempotentProducer::rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces,
-                                     std::int32_t base_sequence) {
+BatchPtr ResponseHandler::rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces,
+                                  std::int32_t base_sequence) {
   auto batch = std::make_shared<ProducerBatch>();
   batch->tp = from.tp;
   batch->created_ms = from.created_ms;
@@ -249,7 +258,7 @@ BatchPtr IdempotentProducer::rebuild(const ProducerBatch& from, const std::vecto
 
 // Splitting: halve a batch the broker found too large. Only done when no attempt
 // may be in the log (the broker matches duplicates by exact sequence range).
-void IdempotentProducer::split(PartitionState& p, const BatchPtr& b) {
+void ResponseHandler::split(PartitionState& p, const BatchPtr& b) {
   const auto half = static_cast<std::uint32_t>(b->record_count / 2);
   std::vector<BatchPtr> pieces;
   for (std::int32_t part = 0; part < 2; ++part) {
@@ -278,8 +287,8 @@ void IdempotentProducer::split(PartitionState& p, const BatchPtr& b) {
 // come back OUT_OF_ORDER_SEQUENCE_NUMBER behind it, and the bump the caller
 // requests renumbers the partition once none of it is in flight
 // (drain-then-bump, "Epoch bump" in PIPELINE.md).
-void IdempotentProducer::isolate(PartitionState& p, const BatchPtr& b, ErrorCode error,
-                                 const ProducePartitionResponse& pr) {
+void ResponseHandler::isolate(PartitionState& p, const BatchPtr& b, ErrorCode error,
+                              const ProducePartitionResponse& pr) {
   // Per piece: the first listed record in it, and the broker's word on it.
   std::vector<std::optional<std::pair<std::int32_t, std::string>>> refused(b->pieces.size());
   for (const auto& e : pr.record_errors) {
@@ -317,10 +326,48 @@ void IdempotentProducer::isolate(PartitionState& p, const BatchPtr& b, ErrorCode
     for (const auto& piece : kept) --piece.run->pieces_outstanding;
     p.replace_with_split(b, {retry});
   }
-  observer_->on_records_failed(error, refused_records);  // before the clients hear
+  observer_.on_records_failed(error, refused_records);  // before the clients hear
   for (std::size_t i = 0; i < b->pieces.size(); ++i) {
     if (refused[i]) accumulator_.finish_piece(b->pieces[i], nullptr, error, refused[i]->second);
   }
+}
+
+// The broker appended none of `b` and used none of its sequences (the error
+// came from LogValidator, before the producer state). Its runs are rebuilt into
+// two batches, the first half of the runs and the second, that take its place
+// in unacked and its sequences (rebuilt as a split is), so the batches behind
+// it still follow on: those in flight come back OUT_OF_ORDER_SEQUENCE_NUMBER,
+// are not head of line and only wait. No bump: that comes when a part holding
+// one run is refused and fails (response handling, PIPELINE.md).
+void ResponseHandler::bisect(PartitionState& p, const BatchPtr& b, ErrorCode error) {
+  if (!b->bisections_left) b->bisections_left = std::make_shared<std::int32_t>(bisection_budget(b->pieces.size()));
+  --*b->bisections_left;
+  const std::size_t half = b->pieces.size() / 2;
+  const std::vector<BatchPiece> front_pieces(b->pieces.begin(), b->pieces.begin() + static_cast<std::ptrdiff_t>(half));
+  const std::vector<BatchPiece> back_pieces(b->pieces.begin() + static_cast<std::ptrdiff_t>(half), b->pieces.end());
+  BatchPtr front = rebuild(*b, front_pieces, b->base_sequence);
+  BatchPtr back = rebuild(*b, back_pieces, ProducerBatch::wrap_sequence(b->base_sequence, front->record_count));
+  for (const BatchPtr& part : {front, back}) {
+    part->bisections_left = b->bisections_left;
+    part->corrupt_responses = b->corrupt_responses;  // a corrupt part is not retried once more
+    part->retry_at_ms = 0;                           // resent at once: the refusal was not transient
+  }
+  for (const auto& piece : b->pieces) --piece.run->pieces_outstanding;
+  spdlog::info(
+      "{}: {} without record_errors for seq {}..{} ({} client runs): resent as {} + {} runs to find the "
+      "refused ones ({} bisections left)",
+      p.tp().to_string(), error_name(error), b->base_sequence, b->last_sequence(), b->pieces.size(),
+      front_pieces.size(), back_pieces.size(), *b->bisections_left);
+  // New boundaries: had an earlier attempt been appended, the broker could
+  // not match these parts to it ("Possible duplicates", PIPELINE.md).
+  if (b->ever_ambiguous) bumper_.count_ambiguous_renumbered(p, 1, "bisection");
+  observer_.on_retry(error);
+  p.replace_with_split(b, {front, back});
+}
+
+void ResponseHandler::fatal(ErrorCode error) {
+  identity_.fail(error);
+  completion_.abort_all(error);
 }
 
 }  // namespace pp

@@ -3,8 +3,8 @@
 // (at once when nothing is in flight, linger only as a bound), the window and
 // span checks and the first-ack rule; batches are built and sequenced at first
 // send; a request per round per node while the connection takes one. The
-// producer hands each assembled request to the upstream and owns what comes
-// back (response_handler.cc).
+// producer hands each assembled request to the upstream; the ResponseHandler
+// handles what comes back.
 #pragma once
 
 #include <cstdint>
