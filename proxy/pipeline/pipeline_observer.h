@@ -1,5 +1,5 @@
-// What the pipeline reports as it works: the metrics layer implements this
-// (issue 7); the default does nothing. Called on the loop thread, per batch or
+// What the pipeline reports as it works: the metrics layer implements this;
+// the default does nothing. Called on the loop thread, per batch or
 // per event, never per record.
 #pragma once
 

@@ -1,6 +1,7 @@
 // A record run: the records one client request sent to one partition, kept
-// whole and in order through the pipeline (docs/design/PIPELINE.md decision 8), and how it
-// ends: exactly once, with its upstream base offset or an error code.
+// whole and in order through the pipeline (docs/design/PIPELINE.md, "One
+// record run per partition of a request"), and how it ends: exactly once,
+// with its upstream base offset or an error code.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,9 @@
 namespace pp {
 
 struct RunRecord {
-  std::int64_t timestamp_ms = -1;  // CreateTime; the front end fills v0's (decision 7)
+  // CreateTime; the front end fills v0's (PIPELINE.md, "A record without a
+  // timestamp gets the receive time").
+  std::int64_t timestamp_ms = -1;
   std::optional<ByteView> key;
   std::optional<ByteView> value;
   // Into the decoded batch the run's storage keeps, as key and value point
@@ -28,7 +31,7 @@ struct RunRecord {
 };
 
 // A client's RecordBatch v2 records section that can go upstream byte for
-// byte (issue 17: no re-encoding): offset deltas 0..n-1, CreateTime, every
+// byte, never re-encoded: offset deltas 0..n-1, CreateTime, every
 // timestamp known, so only the header around it is the proxy's.
 struct EncodedRecords {
   ByteView bytes;
