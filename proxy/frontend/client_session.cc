@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <string>
 #include <utility>
 
 #include "proxy/frontend/log.h"
-#include "proxy/frontend/request_dispatch.h"
 
 namespace pp {
 
@@ -18,10 +18,13 @@ std::shared_ptr<ClientSession> ResponseSlot::session() const {
   return (s && !s->closed()) ? s : nullptr;
 }
 
-ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection, std::uint64_t id)
+ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection, std::uint64_t id,
+                             SessionRegistry& registry, RequestRouter& router)
     : context_(std::move(context)),
       connection_(std::move(connection)),
       id_(id),
+      registry_(registry),
+      router_(router),
       peer_(connection_.peer_name()),
       reader_(context_->config.max_request_bytes),
       frames_charge_(context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, 0, account_)) {}
@@ -35,6 +38,7 @@ void ClientSession::start() {
                             [self](int status) { self->on_peer_closed(status); });
   connection_.set_read_target([self] { return self->read_target(); }, [self](std::size_t n) { self->on_read_into(n); });
   last_activity_ms_ = uv_now(context_->loop);
+  flow().join(id_, self);
   watch_account();
   update_reading();
 }
@@ -86,15 +90,14 @@ bool ClientSession::parked_request_fits() const {
 // the other's records time out.
 std::size_t ClientSession::decode_room() const {
   const std::size_t room = context_->sink.memory_budget().room();
-  const std::size_t headroom = context_->share_headroom();
+  FlowControl& flow = this->flow();
+  const std::size_t headroom = flow.share_headroom();
   // What is left of the headroom is at most all of it: with that much room
-  // the answer is the room, without going round every session to count
-  // what the others hold (issue 17: with 64 chatty clients the round was
-  // 2.7 % of the proxy's CPU, once per request).
-  if (room >= headroom || over_share() || context_->active_with(counted_active_) < 2 || !context_->under_share_held) {
-    return room;
-  }
-  const std::size_t held = context_->under_share_held(context_->fair_share(counted_active_));
+  // the answer is the room, without going round every session to count what
+  // the others hold (a round per request costs in proportion to the number
+  // of clients).
+  if (room >= headroom || over_share() || flow.active_with(counted_active_) < 2) return room;
+  const std::size_t held = flow.under_share_held(flow.fair_share(counted_active_));
   return held < headroom ? std::max(room, headroom - held) : room;
 }
 
@@ -106,7 +109,7 @@ void ClientSession::park_request(std::size_t room_wanted, std::function<void(Cli
 // Not reading for want of room (not a pause: the budget's own listener ends
 // that): the release that makes the room wakes this connection.
 void ClientSession::wait_for_room() {
-  if (context_->paused) return;
+  if (flow().paused()) return;
   MemoryBudget& budget = context_->sink.memory_budget();
   if (parked_request_) {
     if (!parked_request_fits()) budget.want_room(parked_reservation_.bytes());
@@ -149,10 +152,7 @@ void ClientSession::apply_read_state() {
   } else if (!want && connection_.reading()) {
     connection_.stop_reading();
     partial_reading_since_ms_ = 0;
-    if (over_share()) {
-      ++context_->counters.share_pauses_total;
-      context_->observer.on_share_pause();
-    }
+    if (over_share()) flow().count_share_pause();
   }
 }
 
@@ -163,7 +163,7 @@ bool ClientSession::frame_overdue(std::uint64_t now_ms) const {
 }
 
 void ClientSession::schedule_processing() {
-  if (processing_scheduled_ || !context_->defer) return;
+  if (processing_scheduled_) return;
   processing_scheduled_ = true;
   context_->defer([weak = weak_from_this()] {
     if (auto self = weak.lock()) {
@@ -205,7 +205,7 @@ void ClientSession::process_frames() {
       --admitted_ready_;
       admitted_ready_bytes_ -= std::min(admitted_ready_bytes_, frame->size());
     }
-    dispatch_request(*this, charged(std::move(*frame)));
+    router_.route(*this, charged(std::move(*frame)));
   }
   processing_ = false;
   if (stream_failure_ && reader_.ready_frames() == 0 && !parked_request_ && !closing_ && !closed_) {
@@ -290,17 +290,19 @@ void ClientSession::finish_close() {
   account_->set_holding_listener(nullptr);
   refresh_active();
   connection_.close();  // detaches our callbacks
-  if (context_->session_closed) context_->session_closed(id_);
+  flow().leave(id_);
+  registry_.session_closed(id_);
 }
 
 bool ClientSession::idle(std::uint64_t now_ms) const {
-  return !closed_ && !closing_ && !context_->paused && pending_.empty() && reader_.ready_frames() == 0 &&
+  return !closed_ && !closing_ && !flow().paused() && pending_.empty() && reader_.ready_frames() == 0 &&
          !parked_request_ && now_ms - last_activity_ms_ >= static_cast<std::uint64_t>(context_->config.idle_timeout_ms);
 }
 
-// docs/design/ARCHITECTURE.md rule 5, "Fair share": a new frame needs room in
-// the budget and this connection under its share of it. `announced`: the frame's size
-// when its prefix is known, 0 when deciding whether to read one.
+// "Fair share" ("Bounded everything", docs/design/ARCHITECTURE.md): a new
+// frame needs room in the budget and this connection under its share of it.
+// `announced`: the frame's size when its prefix is known, 0 when deciding
+// whether to read one.
 bool ClientSession::may_start_frame(std::size_t announced) const {
   if (context_->stopped || over_share()) return false;
   if (budget_admits(announced)) return true;
@@ -309,29 +311,28 @@ bool ClientSession::may_start_frame(std::size_t announced) const {
   // partition, say). The connections under their share may hold a headroom
   // on top, together, so they are not starved until the other's records time
   // out; never for a lone client.
-  if (context_->active_with(counted_active_) < 2 || !context_->under_share_held) return false;
   // The share as the asker sees it: counting itself, as it would hold what it asks for.
-  const std::size_t share = context_->fair_share(counted_active_);
-  return context_->under_share_held(share) + announced <= context_->share_headroom();
+  return flow().headroom_admits(counted_active_, announced);
 }
 
 bool ClientSession::take_frame(std::size_t announced) {
   if (!may_start_frame(announced)) return false;
-  if (!budget_admits(announced) && context_->headroom_taken) context_->headroom_taken(announced);
+  if (!budget_admits(announced)) flow().headroom_taken(announced);
   return true;
 }
 
-// docs/design/ARCHITECTURE.md rule 5: a frame is admitted only if it fits whole,
-// so the budget is never crossed by the last frame let in under it.
+// "Admission fits whole" ("Bounded everything", docs/design/ARCHITECTURE.md):
+// a frame is admitted only if it fits whole, so the budget is never crossed
+// by the last frame let in under it.
 bool ClientSession::budget_admits(std::size_t announced) const {
-  return !context_->paused && context_->sink.memory_budget().admits(announced);
+  return flow().budget_admits(announced);
 }
 
 // Holding nothing, a connection is never over its share: one frame is always
 // admissible when the budget has room.
 bool ClientSession::over_share() const {
   const std::size_t held = account_->held();
-  return held > 0 && held >= context_->fair_share(counted_active_);
+  return held > 0 && held >= flow().fair_share(counted_active_);
 }
 
 std::size_t ClientSession::waiting_frame_bytes() const {
@@ -357,12 +358,7 @@ void ClientSession::refresh_active() {
   const bool active = !closed_ && (account_->held() > 0 || waiting_to_start());
   if (active == counted_active_) return;
   counted_active_ = active;
-  if (active) {
-    ++context_->active_connections;
-    return;
-  }
-  --context_->active_connections;
-  if (context_->share_grew) context_->share_grew();
+  flow().set_active(active);
 }
 
 // Releases run inside whoever freed the bytes (a sink completion, a write):
@@ -375,7 +371,6 @@ void ClientSession::watch_account() {
   account_->set_release_listener([weak] {
     auto self = weak.lock();
     if (!self || self->closed_ || self->closing_ || self->connection_.reading() || self->wake_scheduled_) return;
-    if (!self->context_->defer) return;
     self->wake_scheduled_ = true;
     self->context_->defer([weak] {
       if (auto s = weak.lock()) {
@@ -384,6 +379,109 @@ void ClientSession::watch_account() {
       }
     });
   });
+}
+
+// A client's bytes into request frames, and the frames into the memory
+// budget: which are admitted, what they are charged, from the size prefix on.
+
+// Of the frames one read completed, the first may finish the partial frame
+// carried over (admitted or not when it began); the others began in this read.
+// Admitted frames are always the oldest ready ones (process_frames counts
+// them off the front): the finished one stays admitted only if every older
+// frame is, and the rest are admitted together with any older ones waiting.
+void ClientSession::count_admitted(std::size_t ready_before, bool was_partial) {
+  const std::size_t completed = reader_.ready_frames() - ready_before;
+  if (completed == 0) return;
+  if (was_partial && partial_admitted_ && admitted_ready_ == ready_before) {
+    const std::size_t fresh = completed - 1;  // begun in this read
+    ++admitted_ready_;
+    admitted_ready_bytes_ += reader_.newest_ready_bytes(completed) - reader_.newest_ready_bytes(fresh);
+  }
+  admit_ready_frames();
+}
+
+// Every complete frame not admitted yet, at once, or none of them.
+void ClientSession::admit_ready_frames() {
+  if (admitted_ready_ == reader_.ready_frames() || !take_frame(unadmitted_ready_bytes())) return;
+  admitted_ready_ = reader_.ready_frames();
+  admitted_ready_bytes_ = reader_.buffered_bytes() - reader_.partial_bytes();
+}
+
+// Admitted frames are charged, a partial one at its announced size. Bytes
+// read during a pause are not (at most one read's worth per connection):
+// charged, they could keep the budget over with nothing able to free it.
+void ClientSession::charge_frames() {
+  std::size_t bytes = admitted_ready_bytes_;
+  if (partial_admitted_) bytes += reader_.partial_bytes() + reader_.partial_remaining();
+  frames_charge_.set(bytes);
+}
+
+// A partial frame that began during a pause is admitted when reads resume,
+// if the budget has room: one at a time, as each admission is charged.
+bool ClientSession::admit_waiting_frame() {
+  if (!reader_.in_partial_frame() || partial_admitted_) return true;
+  if (!take_frame(waiting_frame_bytes())) return false;
+  partial_admitted_ = true;
+  charge_frames();
+  return true;
+}
+
+ClientSession::ReadStart ClientSession::read_start() const {
+  return {reader_.frames_started(), reader_.ready_frames(), reader_.in_partial_frame()};
+}
+
+void ClientSession::on_data(ByteView data) {
+  if (drops_reads()) return;
+  const ReadStart start = read_start();
+  after_read(start, reader_.append(data));
+}
+
+// The body of an admitted frame that still needs this much is read
+// straight into its buffer. A smaller rest goes through the shared buffer,
+// whose one read may also hold the frames after it: a copy that small costs
+// less than the extra read a pipelining client would then need.
+std::span<std::uint8_t> ClientSession::read_target() {
+  constexpr std::size_t kDirectReadMinBytes = 16 * 1024;
+  if (drops_reads() || !partial_admitted_ || reader_.partial_remaining() < kDirectReadMinBytes) return {};
+  return reader_.writable_tail();
+}
+
+// Bytes read into the frame's tail are its own only once committed: dropped
+// here as on_data drops a read, they are overwritten by the next ones.
+void ClientSession::on_read_into(std::size_t n) {
+  if (drops_reads()) return;
+  const ReadStart start = read_start();
+  reader_.commit(n);
+  after_read(start, {});
+}
+
+// A read's frames are charged the same whichever way its bytes came.
+void ClientSession::after_read(const ReadStart& start, const Decoded<void>& appended) {
+  last_activity_ms_ = uv_now(context_->loop);
+  count_admitted(start.ready_frames, start.was_partial);
+  if (reader_.frames_started() != start.frames_started) {
+    partial_admitted_ = false;  // the previous one is complete
+    charge_frames();
+    partial_admitted_ = reader_.in_partial_frame() && take_frame(waiting_frame_bytes());
+    partial_reading_since_ms_ = reader_.in_partial_frame() ? last_activity_ms_ : 0;
+  } else if (!reader_.in_partial_frame()) {
+    partial_admitted_ = false;  // it is complete: counted in count_admitted
+    partial_reading_since_ms_ = 0;
+  }
+  charge_frames();
+  // The bytes just reserved may be what crosses the budget: pause everyone.
+  flow().after_charge();
+  if (!appended) {
+    const DecodeError& e = appended.error();
+    if (e.kind == DecodeErrorKind::kTooLarge) {
+      stream_failure_ =
+          "request size prefix over max_request_bytes (" + std::to_string(context_->config.max_request_bytes) + ")";
+    } else {
+      stream_failure_ = "malformed request frame: " + e.describe();
+    }
+    connection_.stop_reading();
+  }
+  process_frames();
 }
 
 }  // namespace pp

@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 
+#include "proxy/frontend/flow_control.h"
 #include "proxy/frontend/frontend_context.h"
 #include "proxy/net/tcp.h"
 #include "proxy/protocol/frame.h"
@@ -26,6 +27,28 @@
 namespace pp {
 
 class ClientSession;
+
+// Where a session hands each complete request frame, in arrival order
+// (RequestDispatch, request_dispatch.h). Called from the session's own frame
+// loop; the handler may answer, park or close within the call.
+class RequestRouter {
+ public:
+  virtual void route(ClientSession& session, std::shared_ptr<const FrameBuffer> frame) = 0;
+
+ protected:
+  ~RequestRouter() = default;
+};
+
+// Whoever keeps the open sessions (Frontend): told once, from inside the
+// session's close (on any of its callbacks), that session `id` closed. It
+// may drop its reference; the session has finished with it by then.
+class SessionRegistry {
+ public:
+  virtual void session_closed(std::uint64_t id) = 0;
+
+ protected:
+  ~SessionRegistry() = default;
+};
 
 // A reserved place in a session's response order. Filling it after the
 // session closed (the client left, the front end stopped) does nothing: the
@@ -44,15 +67,23 @@ class ResponseSlot {
   std::uint64_t seq_ = 0;
 };
 
-class ClientSession : public std::enable_shared_from_this<ClientSession> {
+// Flow control (FlowControl, reached through context().flow) decides when
+// it may read; the session asks it at each frame boundary and joins its
+// roster to be woken. Loop thread only; all of it runs on the session's own
+// callbacks or the front end's passes.
+class ClientSession final : public std::enable_shared_from_this<ClientSession>, public FlowConnection {
  public:
-  ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection, std::uint64_t id);
+  // `registry` (Frontend) and `router` must outlive the session's open life:
+  // the front end closes every session before it goes.
+  ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection, std::uint64_t id,
+                SessionRegistry& registry, RequestRouter& router);
   ClientSession(const ClientSession&) = delete;
   ClientSession& operator=(const ClientSession&) = delete;
 
+  // Joins flow control and starts reading if admission allows.
   void start();
-  // Back-pressure changed (context().paused): start or stop reading.
-  void update_reading();
+  // Back-pressure, shares or room changed: start or stop reading.
+  void update_reading() override;
   // Stop reading now; close once every earlier response is written.
   void close_after_pending(const std::string& reason);
   // Shutdown: read no more requests, answer the ones read, then close.
@@ -60,11 +91,11 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // Close at once, dropping unwritten responses (front end stopping).
   void close_now();
 
-  // docs/design/ARCHITECTURE.md rule 5: a request whose decoding did not fit
-  // in the budget's room waits, ahead of every later frame, until
-  // `room_wanted` is free (or nothing in the pipeline will free more), and
-  // is then handled again by `retry`. Meanwhile that room is reserved: new
-  // frames of every connection are admitted only beside it.
+  // "Bounded everything" (docs/design/ARCHITECTURE.md): a request whose
+  // decoding did not fit in the budget's room waits, ahead of every later
+  // frame, until `room_wanted` is free (or nothing in the pipeline will free
+  // more), and is then handled again by `retry`. Meanwhile that room is
+  // reserved: new frames of every connection are admitted only beside it.
   void park_request(std::size_t room_wanted, std::function<void(ClientSession&)> retry);
   // What a request of this connection may decode into now.
   std::size_t decode_room() const;
@@ -94,8 +125,8 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // What is charged on this connection's behalf (frames, its runs' decoded
   // records, responses): its part of the fair share.
   const std::shared_ptr<MemoryAccount>& memory_account() const { return account_; }
-  std::size_t held_bytes() const { return account_->held(); }
-  bool reading() const { return connection_.reading(); }
+  std::size_t held_bytes() const override { return account_->held(); }
+  bool reading() const override { return connection_.reading(); }
   FrontendContext& context() { return *context_; }
   std::shared_ptr<FrontendContext> shared_context() const { return context_; }
 
@@ -143,10 +174,14 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   bool waiting_to_start() const;
   void refresh_active();
   void watch_account();
+  // Open sessions only (see FrontendContext::flow).
+  FlowControl& flow() const { return *context_->flow; }
 
   std::shared_ptr<FrontendContext> context_;
   net::TcpConnection connection_;
   std::uint64_t id_;
+  SessionRegistry& registry_;
+  RequestRouter& router_;
   std::string peer_;
   std::string client_id_;
   std::string software_name_;
@@ -155,7 +190,7 @@ class ClientSession : public std::enable_shared_from_this<ClientSession> {
   // Shared with every charge made for this connection; some (its runs')
   // outlive the session, so the session only detaches its listeners.
   std::shared_ptr<MemoryAccount> account_ = std::make_shared<MemoryAccount>();
-  bool counted_active_ = false;  // counted in context().active_connections
+  bool counted_active_ = false;  // counted active by FlowControl
   bool wake_scheduled_ = false;  // a release will re-check whether to read
   // The frames reader_ holds, partial ones at their announced size.
   MemoryCharge frames_charge_;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "proxy/frontend/client_session.h"
 #include "proxy/frontend/frontend_context.h"
 #include "proxy/frontend/log.h"
 
@@ -25,22 +24,20 @@ Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, Top
     : loop_(loop),
       context_(std::make_shared<FrontendContext>(loop, std::move(config), sink, topics, observer)),
       deadlines_(loop),
-      deferred_(loop) {
+      deferred_(loop),
+      flow_(loop, context_->sink.memory_budget(), listener_, deferred_, context_->counters, context_->observer) {
   context_->deadlines = &deadlines_;
-  context_->after_submit = [this] { maybe_pause(); };
-  context_->session_closed = [this](std::uint64_t id) { forget(id); };
-  context_->defer = [this](std::function<void()> fn) { defer(std::move(fn)); };
-  context_->under_share_held = [this](std::size_t share) { return under_share_held(share); };
-  context_->headroom_taken = [this](std::size_t bytes) { under_share_held_ += bytes; };
-  context_->share_grew = [this] { recheck_shares(); };
+  context_->flow = &flow_;
+  context_->deferred = &deferred_;
 }
 
+// A late sink callback must not reach a destroyed front end: the context
+// forgets what goes with it, and FlowControl gives the budget's listeners back.
 Frontend::~Frontend() {
   stop();
   context_->deadlines = nullptr;
-  // A late sink callback must not reach a destroyed front end.
-  context_->sink.memory_budget().set_available_listener(nullptr);
-  context_->sink.memory_budget().set_room_listener(nullptr);
+  context_->flow = nullptr;
+  context_->deferred = nullptr;
 }
 
 std::expected<void, std::string> Frontend::start() {
@@ -55,15 +52,7 @@ std::expected<void, std::string> Frontend::start() {
       config.advertised_address.host.empty() ? config.listen_address.host : config.advertised_address.host;
   context_->advertised.port = config.advertised_address.port != 0 ? config.advertised_address.port : listener_.port();
 
-  // Called from inside the sink's own completion path: resume on the next
-  // loop turn, so the requests that resuming answers don't re-enter it.
-  context_->sink.memory_budget().set_available_listener([this, alive = std::weak_ptr<bool>(alive_)] {
-    if (alive.lock()) defer([this] { resume(); });
-  });
-  context_->sink.memory_budget().set_room_listener([this, alive = std::weak_ptr<bool>(alive_)] {
-    if (alive.lock()) recheck_room();
-  });
-
+  flow_.start();
   start_sweep();
 
   frontend::log().info("listening for Kafka clients on {} (advertised as {}:{}), max {} connections",
@@ -83,17 +72,13 @@ void Frontend::drain() {
 void Frontend::stop() {
   if (context_->stopped) return;
   context_->stopped = true;
+  flow_.stop();
   listener_.close();
   sweep_timer_ = net::Timer();
   deferred_.cancel();
   for (auto& s : sessions_in_turn()) s->close_now();
   sessions_.clear();
-  if (context_->paused) {
-    context_->counters.backpressure_ms_total += uv_now(loop_) - context_->paused_since_ms;
-    context_->paused = false;
-    context_->counters.backpressure_active = false;
-    context_->observer.on_backpressure(false);
-  }
+  flow_.end_pause();
 }
 
 std::uint16_t Frontend::port() const {
@@ -105,7 +90,7 @@ const FrontendCounters& Frontend::counters() const {
 }
 
 bool Frontend::backpressure_active() const {
-  return context_->paused;
+  return flow_.paused();
 }
 
 void Frontend::on_accept(net::TcpConnection connection) {
@@ -132,7 +117,8 @@ void Frontend::on_accept(net::TcpConnection connection) {
     ++open;
     peer_of_session_.emplace(id, std::move(peer));
   }
-  auto session = std::make_shared<ClientSession>(context_, std::move(connection), id);
+  SessionRegistry& registry = *this;
+  auto session = std::make_shared<ClientSession>(context_, std::move(connection), id, registry, dispatch_);
   sessions_.emplace(id, session);
   ++ctx.counters.connections_accepted_total;
   ctx.counters.client_connections = static_cast<std::int64_t>(sessions_.size());
@@ -141,7 +127,7 @@ void Frontend::on_accept(net::TcpConnection connection) {
   session->start();
 }
 
-void Frontend::forget(std::uint64_t session_id) {
+void Frontend::session_closed(std::uint64_t session_id) {
   if (sessions_.erase(session_id) == 0) return;
   if (auto peer = peer_of_session_.find(session_id); peer != peer_of_session_.end()) {
     if (auto open = connections_by_peer_.find(peer->second);
@@ -154,71 +140,10 @@ void Frontend::forget(std::uint64_t session_id) {
   context_->observer.on_client_connections(context_->counters.client_connections);
 }
 
-// After runs were submitted or frame bytes read: at or over the one budget,
-// stop reading from every client (docs/design/ARCHITECTURE.md rule 5) until
-// the budget says memory is back.
-void Frontend::maybe_pause() {
-  FrontendContext& ctx = *context_;
-  if (ctx.paused || ctx.stopped || !ctx.sink.memory_budget().over()) return;
-  ctx.paused = true;
-  ctx.paused_since_ms = uv_now(loop_);
-  ctx.counters.backpressure_active = true;
-  ++ctx.counters.backpressure_pauses_total;
-  ctx.observer.on_backpressure(true);
-  // Info at most every few seconds: under a sustained burst pauses come and
-  // go every few milliseconds (the counters have them all).
-  const bool say = ctx.paused_since_ms >= last_pause_log_ms_ + kPauseLogIntervalMs || last_pause_log_ms_ == 0;
-  if (say) last_pause_log_ms_ = ctx.paused_since_ms;
-  update_accepting();
-  frontend::log().log(say ? spdlog::level::info : spdlog::level::debug,
-                      "back-pressure: {} of {} bytes of memory budget in use, pausing reads from {} clients{} "
-                      "(pause {} since start)",
-                      ctx.sink.memory_budget().used(), ctx.sink.memory_budget().limit(), sessions_.size(),
-                      listener_.accepting_paused() ? " and accepts" : "", ctx.counters.backpressure_pauses_total);
-  for (auto& [id, s] : sessions_) s->update_reading();
-}
-
-void Frontend::resume() {
-  FrontendContext& ctx = *context_;
-  if (!ctx.paused) return;
-  const std::uint64_t paused_ms = uv_now(loop_) - ctx.paused_since_ms;
-  ctx.paused = false;
-  ctx.counters.backpressure_active = false;
-  ctx.counters.backpressure_ms_total += paused_ms;
-  ctx.observer.on_backpressure(false);
-  frontend::log().debug("back-pressure over after {} ms, resuming reads", paused_ms);
-  // Resuming a client answers the frames it had buffered, which may pause
-  // everyone again; stop going round then.
-  for (auto& s : sessions_in_turn()) {
-    if (ctx.paused) break;
-    s->update_reading();
-  }
-  update_accepting();
-}
-
-// Accepts pause with reads (issue 14: a session costs memory the budget does
-// not see), but only while a newcomer could not start a frame anyway: over
-// the budget, a connection under its share is admitted only in the headroom
-// (ARCHITECTURE.md rule 5, "Fair share"), so while that has room a newcomer is still
-// taken. Re-checked on pause, resume and every sweep; meanwhile connections
-// wait in the kernel's backlog, none refused.
-void Frontend::update_accepting() {
-  FrontendContext& ctx = *context_;
-  bool newcomer_admissible = !ctx.paused && !ctx.sink.memory_budget().over();
-  if (!newcomer_admissible && ctx.active_with(false) >= 2) {
-    newcomer_admissible = under_share_held(ctx.fair_share(false)) < ctx.share_headroom();
-  }
-  if (newcomer_admissible) {
-    listener_.resume_accepting();
-  } else {
-    listener_.pause_accepting();
-  }
-}
-
 void Frontend::sweep() {
   const std::uint64_t now = uv_now(loop_);
   context_->deadline_log.tick(now);
-  if (context_->paused) update_accepting();  // the headroom may have room again
+  if (flow_.paused()) flow_.update_accepting();  // the headroom may have room again
   for (auto& s : sessions_in_turn()) {
     if (s->idle(now)) {
       frontend::log().info("closing {}: idle for {} ms", s->describe(), context_->config.idle_timeout_ms);
@@ -237,58 +162,14 @@ void Frontend::sweep() {
   }
 }
 
-// A snapshot (sessions may close while we go round), starting one further
-// each time so no client is always first to resume or last to be served.
 std::vector<std::shared_ptr<ClientSession>> Frontend::sessions_in_turn() {
   std::vector<std::shared_ptr<ClientSession>> out;
   out.reserve(sessions_.size());
   for (auto& [id, s] : sessions_) out.push_back(s);
   if (!out.empty()) {
-    std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(next_first_session_ % out.size()), out.end());
-    ++next_first_session_;
+    std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(flow_.take_turn() % out.size()), out.end());
   }
   return out;
-}
-
-std::size_t Frontend::under_share_held(std::size_t share) {
-  const std::uint64_t now = uv_now(loop_);
-  if (under_share_held_known_ && now == under_share_held_ms_ && share == under_share_held_share_) {
-    return under_share_held_;
-  }
-  std::size_t held = 0;
-  for (const auto& [id, s] : sessions_) {
-    if (s->held_bytes() < share) held += s->held_bytes();
-  }
-  under_share_held_ = held;
-  under_share_held_ms_ = now;
-  under_share_held_share_ = share;
-  under_share_held_known_ = true;
-  return held;
-}
-
-// Fewer active connections: a larger share for each. Connections that had
-// stopped reading at their share may go on (once per loop turn at most).
-void Frontend::recheck_shares() {
-  if (share_recheck_scheduled_ || context_->stopped) return;
-  share_recheck_scheduled_ = true;
-  defer([this] {
-    share_recheck_scheduled_ = false;
-    for (auto& s : sessions_in_turn()) {
-      if (!s->reading()) s->update_reading();
-    }
-  });
-}
-
-// Room someone waited for is free (MemoryBudget::want_room): each connection
-// looks again, in turn, on the next loop turn; the first may take the room
-// and the others then wait again.
-void Frontend::recheck_room() {
-  if (room_recheck_scheduled_ || context_->stopped) return;
-  room_recheck_scheduled_ = true;
-  defer([this] {
-    room_recheck_scheduled_ = false;
-    for (auto& s : sessions_in_turn()) s->update_reading();
-  });
 }
 
 // Idle connections are found by a sweep rather than a timer per client: one
@@ -307,11 +188,6 @@ void Frontend::set_idle_timeout_ms(std::int64_t ms) {
 
 void Frontend::set_upstream_compression(CompressionCodec codec) {
   context_->config.upstream_compression = codec;
-}
-
-void Frontend::defer(std::function<void()> fn) {
-  if (context_->stopped) return;
-  deferred_.post(std::move(fn));
 }
 
 }  // namespace pp

@@ -1,8 +1,18 @@
-// The legacy-client front end (issue 5): a listener on the loop that looks
-// like a one-broker Kafka to its clients. It answers ApiVersions and Metadata
+// The legacy-client front end: a listener on the loop that looks like a
+// one-broker Kafka to its clients. It answers ApiVersions and Metadata
 // itself, turns Produce into per-partition record runs for the RecordSink
-// (the idempotent pipeline), answers in request order per connection, and
-// stops reading from every client while the sink is over its memory budget.
+// (the idempotent pipeline) and answers in request order per connection.
+// Frontend keeps the listener, the open sessions (max_connections and
+// max_connections_per_peer) and their sweep (idle connections, overdue
+// frames); FlowControl, which it owns, decides who may read.
+//
+// The front end's files, in the order their includes run (each includes only
+// files of earlier rows): settings, log, observer, answers and per-fact state
+// (frontend_config, log, frontend_observer, topic_directory,
+// client_producers, produce_conversion, produce_deadlines,
+// deadline_answer_log, *_answer); flow_control; frontend_context;
+// client_session; the handlers (decode_room, pending_produce, *_handler);
+// request_dispatch; frontend.
 //
 // Usage (daemon, on the loop thread):
 //   Frontend frontend(loop, config, producer, topic_directory, &observer);
@@ -10,8 +20,8 @@
 //   ...
 //   frontend.stop();  // stop accepting and close clients; the sink keeps their runs
 //
-// The front end takes the sink's memory-available listener for itself
-// (RecordSink::set_memory_available_listener). Loop thread only.
+// The front end (its FlowControl) takes the sink's memory budget's available
+// and room listeners for itself. Loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -23,9 +33,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proxy/frontend/client_session.h"
+#include "proxy/frontend/flow_control.h"
 #include "proxy/frontend/frontend_config.h"
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/produce_deadlines.h"
+#include "proxy/frontend/request_dispatch.h"
 #include "proxy/frontend/topic_directory.h"
 #include "proxy/net/deferred.h"
 #include "proxy/net/tcp.h"
@@ -34,10 +47,7 @@
 
 namespace pp {
 
-struct FrontendContext;
-class ClientSession;
-
-class Frontend {
+class Frontend final : private SessionRegistry {
  public:
   // `sink`, `topics` and `observer` (may be null) must outlive the front end.
   Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, TopicDirectory& topics,
@@ -69,28 +79,14 @@ class Frontend {
   bool backpressure_active() const;
 
  private:
+  // SessionRegistry: a session closed (on its own callbacks or ours); forget it.
+  void session_closed(std::uint64_t session_id) override;
   void on_accept(net::TcpConnection connection);
-  void forget(std::uint64_t session_id);
-  void maybe_pause();
-  void update_accepting();
-  void resume();
   void sweep();
-  void defer(std::function<void()> fn);
   void start_sweep();
+  // A snapshot (sessions may close while we go round), starting where
+  // FlowControl's rotation says.
   std::vector<std::shared_ptr<ClientSession>> sessions_in_turn();
-  std::size_t under_share_held(std::size_t share);
-  void recheck_shares();
-  void recheck_room();
-
-  // Bytes held by connections under their fair share, summed at most once a
-  // loop millisecond (admissions meanwhile are added): asked per frame only
-  // while the budget is over.
-  std::size_t under_share_held_ = 0;
-  std::uint64_t under_share_held_ms_ = 0;
-  std::size_t under_share_held_share_ = 0;
-  bool under_share_held_known_ = false;
-  bool share_recheck_scheduled_ = false;
-  bool room_recheck_scheduled_ = false;
 
   uv_loop_t* loop_;
   std::shared_ptr<FrontendContext> context_;
@@ -98,16 +94,15 @@ class Frontend {
   net::Timer sweep_timer_;
   ProduceDeadlines deadlines_;
   net::Deferred deferred_;
-  std::size_t next_first_session_ = 0;  // rotates who resumes first
-  static constexpr std::uint64_t kPauseLogIntervalMs = 5000;
-  std::uint64_t last_pause_log_ms_ = 0;
+  // After the listener and the deferred queue it refers to.
+  FlowControl flow_;
+  RequestDispatch dispatch_;
   std::unordered_map<std::uint64_t, std::shared_ptr<ClientSession>> sessions_;
   // listener.max_connections_per_peer: by IP address, and each session's.
   std::unordered_map<std::string, std::size_t> connections_by_peer_;
   std::unordered_map<std::uint64_t, std::string> peer_of_session_;
   std::uint64_t next_session_id_ = 1;
   bool draining_ = false;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace pp

@@ -1,25 +1,11 @@
 #include "proxy/frontend/init_producer_id_handler.h"
 
-#include <random>
-
 #include "proxy/frontend/client_session.h"
 #include "proxy/frontend/log.h"
 #include "proxy/protocol/codec.h"
 #include "proxy/protocol/messages/init_producer_id.h"
 
 namespace pp {
-
-ClientProducersConfig FrontendContext::with_start_id(ClientProducersConfig c) {
-  if (c.first_producer_id < 0) {
-    // Random, below 2^62: ids handed out before a restart are unlikely to be
-    // handed out again after it (their owners may still be retrying).
-    std::random_device device;
-    std::mt19937_64 gen((static_cast<std::uint64_t>(device()) << 32) ^ device());
-    c.first_producer_id = static_cast<std::int64_t>(gen() >> 2);
-  }
-  return c;
-}
-
 namespace {
 
 InitProducerIdResponse refused(ErrorCode error) {

@@ -119,7 +119,7 @@ void PendingProduce::finish() {
   // throttle_time_ms (v1+): how long back-pressure held this request, so a
   // client that honours it (KIP-219) slows down instead of piling on.
   const std::uint64_t held = ctx.backpressure_ms() - backpressure_ms_at_receive_;
-  if (held > 0 || ctx.paused) {
+  if (held > 0 || ctx.paused()) {
     response_.throttle_time_ms = static_cast<std::int32_t>(std::clamp<std::uint64_t>(held, 1, INT32_MAX));
   }
   ctx.observer.on_produce_done(acks_, static_cast<std::int64_t>(uv_now(ctx.loop) - received_ms_));

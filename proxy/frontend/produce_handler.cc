@@ -156,7 +156,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
       ctx.observer.on_request_refused_for_memory();
     }
     // Decoded in the fair-share headroom: counted there at once.
-    if (converted.decoded_bytes > budget_room && ctx.headroom_taken) ctx.headroom_taken(converted.decoded_bytes);
+    if (converted.decoded_bytes > budget_room) ctx.flow->headroom_taken(converted.decoded_bytes);
   }
   report_client_produce(session, version, request);
   refuse_unadmitted_topics(ctx.topics, converted);
@@ -179,8 +179,8 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
 RunTicket submit_client_batch(ClientSession& session, PartitionProduce& p,
                               std::function<void(const ClientBatchOutcome&)> answer);
 
-// acks=0: no answer, but the records are still delivered
-// (docs/design/ARCHITECTURE.md rule 6).
+// acks=0: no answer, but the records are still delivered ("A client's
+// acknowledgement is a promise", docs/design/ARCHITECTURE.md).
 void submit_without_answer(ClientSession& session, ProduceConversion& converted) {
   FrontendContext& ctx = session.context();
   bool refused = false;
@@ -206,8 +206,8 @@ void submit_without_answer(ClientSession& session, ProduceConversion& converted)
 }
 
 ClientBatchOutcome outcome_of(const RunResult& r) {
-  return ClientBatchOutcome{client_error(r.error), r.base_offset, r.log_append_time_ms, r.log_start_offset,
-                            r.error_message, r.withdrawn};
+  return ClientBatchOutcome{client_error(r.error), r.base_offset,   r.log_append_time_ms,
+                            r.log_start_offset,    r.error_message, r.withdrawn};
 }
 
 void count_check(FrontendContext& ctx, const ClientSession& session, const PartitionProduce& p, const BatchCheck& c) {
@@ -329,7 +329,8 @@ void handle_produce_received(ClientSession& session, const RequestHeader& header
                       std::make_shared<PendingProduce>(session, version, header.correlation_id, request, received_ms),
                       *converted, request.timeout_ms);
   }
-  if (ctx.after_submit) ctx.after_submit();
+  // The runs just charged may be what crosses the budget: pause everyone.
+  ctx.flow->after_charge();
 }
 
 }  // namespace

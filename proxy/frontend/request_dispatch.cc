@@ -46,7 +46,7 @@ void answer_unserved(ClientSession& session, const RequestHeader& h) {
 
 }  // namespace
 
-void dispatch_request(ClientSession& session, std::shared_ptr<const FrameBuffer> frame) {
+void RequestDispatch::route(ClientSession& session, std::shared_ptr<const FrameBuffer> frame) {
   WireReader r(*frame);
   auto decoded = decode_request_header(r);
   if (!decoded) {

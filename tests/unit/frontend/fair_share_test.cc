@@ -79,7 +79,7 @@ TEST_F(FairShareTest, ANewcomerIsAdmittedWhileAnotherHoldsTheWholeBudget) {
     const std::size_t before = sink_.submissions.size();
     // One 1 KB record: about 1.2 KB held (its value borrowed); three fit the 12.5 KB
     // headroom even when the front end counts them all within one
-    // millisecond (Frontend::under_share_held is cached that long).
+    // millisecond (FlowControl::under_share_held is cached that long).
     ASSERT_TRUE(newcomer->write_raw(test::produce_of_size(i, 1000, 1)));
     ASSERT_TRUE(wait_for_submissions(before + 1))
         << "frame " << i << ": the newcomer is admitted, and its request decoded, in the headroom";
