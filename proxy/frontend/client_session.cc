@@ -343,7 +343,8 @@ std::size_t ClientSession::waiting_frame_bytes() const {
 // Complete frames read while new frames could not start (one read's worth).
 std::size_t ClientSession::unadmitted_ready_bytes() const {
   const std::size_t ready_bytes = reader_.buffered_bytes() - reader_.partial_bytes();
-  // Broken, this count once wrapped and stopped the connection for good.
+  // The admitted counts never exceed what the reader holds: a count past it
+  // would wrap and stop the connection for good.
   assert(admitted_ready_bytes_ <= ready_bytes && admitted_ready_ <= reader_.ready_frames());
   return ready_bytes - admitted_ready_bytes_;
 }
