@@ -35,7 +35,6 @@ ALLOWED = {
 KNOWN_SPLIT = {
     "BrokerConnection": {"proxy/upstream/broker_connection.cc", "proxy/upstream/broker_connection_io.cc",
                          "proxy/upstream/broker_connection_sasl.cc"},
-    "ClientSession": {"proxy/frontend/client_session.cc", "proxy/frontend/client_session_reads.cc"},
     "ProducerDriver": {"daemon/producer_driver.cc", "daemon/driver_topics.cc"},
     "TcpConnection": {"proxy/net/tcp.cc", "proxy/net/tcp_write.cc"},
     "Upstream": {"proxy/upstream/upstream.cc", "proxy/upstream/upstream_requests.cc",
