@@ -44,18 +44,49 @@ std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done
 void Accumulator::enqueue(PartitionState& p, std::shared_ptr<RunTracker> run) {
   p.add_queued_estimate(static_cast<std::int64_t>(run->encoded_size_estimate));
   run->queued_in = &p;
-  run->queue_ordinal = p.take_queue_ordinal();
+  if (run->run.origin != 0) p.queued_by_origin()[run->run.origin].push_back(run.get());
   p.queued_runs().push_back(std::move(run));
+}
+
+void Accumulator::leave_queue(PartitionState& p, RunTracker& run) {
+  run.queued_in = nullptr;
+  if (run.run.origin == 0) return;
+  auto& by_origin = p.queued_by_origin();
+  auto list = by_origin.find(run.run.origin);
+  // Runs leave from the queue's head, in order: each is its origin's first.
+  if (list == by_origin.end() || list->second.empty() || list->second.front() != &run) return;
+  list->second.pop_front();
+  if (list->second.empty()) by_origin.erase(list);
 }
 
 WithdrawOutcome Accumulator::withdraw(RunTracker& run) {
   if (run.finished) return WithdrawOutcome::kEnded;
   if (!run.withdrawable()) return WithdrawOutcome::kInFlight;
   PartitionState& p = *run.queued_in;
-  if (run.run.origin != 0) p.bar_origin(run.run.origin);
-  // Left in the queue as a finished run: the queue is walked from its head,
-  // and settle_head() and build_batch() drop it when they reach it.
+  // It and its origin's runs queued behind it leave the origin's list now;
+  // in the partition's queue they stay as finished runs, dropped when they
+  // reach its head (the queue is only ever walked from there).
+  std::vector<RunTracker*> behind;
+  if (run.run.origin != 0) {
+    auto list = p.queued_by_origin().find(run.run.origin);
+    if (list != p.queued_by_origin().end()) {
+      auto& runs = list->second;
+      const auto at = std::find(runs.rbegin(), runs.rend(), &run);
+      if (at != runs.rend()) {
+        const auto first = std::prev(at.base());  // the withdrawn run's place
+        behind.assign(std::next(first), runs.end());
+        runs.erase(first, runs.end());
+        if (runs.empty()) p.queued_by_origin().erase(list);
+      }
+    }
+  }
+  // The client hears the failures in the order it sent the records, before
+  // it can send anything after hearing them.
   take_back(p, run, "withdrawn at the client's deadline: none of its records was sent upstream");
+  for (RunTracker* later : behind) {
+    take_back(p, *later,
+              "withdrawn with an earlier request of its connection to this partition, at that one's deadline");
+  }
   settle_head(p);
   return WithdrawOutcome::kWithdrawn;
 }
@@ -71,23 +102,7 @@ void Accumulator::take_back(PartitionState& p, RunTracker& run, std::string mess
 
 void Accumulator::settle_head(PartitionState& p) {
   auto& queue = p.queued_runs();
-  while (!queue.empty()) {
-    std::shared_ptr<RunTracker> head = queue.front();
-    if (head->finished) {
-      queue.pop_front();
-      continue;
-    }
-    if (head->records_batched != 0 || !p.barred(head->run.origin, head->queue_ordinal)) break;
-    queue.pop_front();
-    take_back(p, *head,
-              "withdrawn with an earlier request of its connection to this partition, at that one's deadline");
-  }
-  if (!p.has_barriers()) return;
-  if (queue.empty()) {
-    p.lift_all_barriers();
-  } else {
-    p.lift_passed_barriers(queue.front()->queue_ordinal);
-  }
+  while (!queue.empty() && queue.front()->finished) queue.pop_front();
 }
 
 void Accumulator::finish_deferred() {
@@ -190,10 +205,6 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
       queue.pop_front();
       continue;
     }
-    if (run->records_batched == 0 && p.barred(run->run.origin, run->queue_ordinal)) {
-      settle_head(p);
-      continue;
-    }
     const bool whole_run = run->records_batched == 0;
     if (!builder.empty() && whole_run && builder.size_bytes() + run->encoded_size_estimate > batch_bytes) {
       break;
@@ -209,7 +220,7 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
     // The room it held for its copy is the batch's now (charged below).
     run->charge.set(run->run.size_bytes - run->run.batch_bytes_reserved);
-    run->queued_in = nullptr;
+    leave_queue(p, *run);
     queue.pop_front();
   }
   settle_head(p);
@@ -239,7 +250,7 @@ void Accumulator::expire_queued(PartitionState& p, std::int64_t now) {
     auto run = queue.front();
     queue.pop_front();
     if (run->finished) continue;  // withdrawn
-    run->queued_in = nullptr;
+    leave_queue(p, *run);
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
     run->result.error = ErrorCode::kRequestTimedOut;
     run->result.error_message =
@@ -258,7 +269,7 @@ void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::str
     auto run = queue.front();
     queue.pop_front();
     if (run->finished) continue;  // withdrawn
-    run->queued_in = nullptr;
+    leave_queue(p, *run);
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
     if (run->result.error == ErrorCode::kNone) {
       run->result.error = error;
@@ -268,7 +279,6 @@ void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::str
     run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
     if (run->pieces_outstanding == 0) finish_run(*run);
   }
-  p.lift_all_barriers();
 }
 
 void Accumulator::finish_piece(const BatchPiece& piece, const RunResult* success, ErrorCode error,

@@ -33,8 +33,8 @@ class Accumulator {
   std::shared_ptr<RunTracker> admit(RecordRun run, RunCompletion done, std::int64_t now);
   void enqueue(PartitionState& p, std::shared_ptr<RunTracker> run);
   // RecordSink::withdraw for one run: its `done` runs inside the call when
-  // it is withdrawn, and so do those of the runs its origin's barrier
-  // reaches at the head of the queue.
+  // it is withdrawn, and so do those of its origin's runs queued behind it,
+  // in queue order, right after it.
   WithdrawOutcome withdraw(RunTracker& run);
 
   bool idle() const { return runs_outstanding_ == 0; }
@@ -59,9 +59,10 @@ class Accumulator {
   // Ends a run that never left p's queue: not appended, so its client may
   // send it again without duplicating it.
   void take_back(PartitionState& p, RunTracker& run, std::string message);
-  // Keeps p's queue head a live run that is not barred (PartitionState::
-  // bar_origin), withdrawing barred ones, and forgets passed barriers.
-  // Called after every change to the queue's head.
+  // A run leaves p's queue from its head (batched, expired, failed): it
+  // leaves its origin's list too.
+  void leave_queue(PartitionState& p, RunTracker& run);
+  // Drops withdrawn runs from p's queue head: the head is always a live run.
   void settle_head(PartitionState& p);
   // producer.batch_bytes, or less where the topic takes less.
   std::size_t batch_bytes_for(const PartitionState& p) const {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/producer_batch.h"
@@ -59,22 +60,13 @@ class PartitionState {
   void add_queued_estimate(std::int64_t delta) {
     queued_estimate_bytes_ = static_cast<std::size_t>(static_cast<std::int64_t>(queued_estimate_bytes_) + delta);
   }
-  // Queued runs are numbered in arrival order; a withdrawal bars its origin's
-  // runs numbered below the barrier (RecordSink::withdraw). The accumulator
-  // keeps the queue's head clear of withdrawn and barred runs.
-  std::uint64_t take_queue_ordinal() { return next_queue_ordinal_++; }
-  void bar_origin(std::uint64_t origin) { withdrawal_barriers_[origin] = next_queue_ordinal_; }
-  bool barred(std::uint64_t origin, std::uint64_t queue_ordinal) const {
-    if (withdrawal_barriers_.empty() || origin == 0) return false;
-    auto it = withdrawal_barriers_.find(origin);
-    return it != withdrawal_barriers_.end() && queue_ordinal < it->second;
-  }
-  // Forgets the barriers that no queued run is below any more.
-  void lift_passed_barriers(std::uint64_t head_ordinal) {
-    std::erase_if(withdrawal_barriers_, [head_ordinal](const auto& b) { return b.second <= head_ordinal; });
-  }
-  void lift_all_barriers() { withdrawal_barriers_.clear(); }
-  bool has_barriers() const { return !withdrawal_barriers_.empty(); }
+  // The queued runs that have an origin, by origin, each list in queue
+  // order: what RecordSink::withdraw takes back with a withdrawn run. The
+  // accumulator keeps it in step with the queue (it does not own the runs;
+  // the queue does).
+  using OriginQueues = std::unordered_map<std::uint64_t, std::deque<RunTracker*>>;
+  OriginQueues& queued_by_origin() { return queued_by_origin_; }
+  const OriginQueues& queued_by_origin() const { return queued_by_origin_; }
 
   // ---- sequence state ----
   const ProducerIdAndEpoch& sequence_owner() const { return owner_; }
@@ -157,8 +149,7 @@ class PartitionState {
   TopicPartition tp_;
   std::deque<std::shared_ptr<RunTracker>> queued_;
   std::size_t queued_estimate_bytes_ = 0;
-  std::uint64_t next_queue_ordinal_ = 0;
-  std::unordered_map<std::uint64_t, std::uint64_t> withdrawal_barriers_;  // origin -> barrier
+  OriginQueues queued_by_origin_;
 
   ProducerIdAndEpoch owner_;
   std::int32_t next_seq_ = 0;

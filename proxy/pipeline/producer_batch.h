@@ -24,12 +24,10 @@ struct RunTracker {
   RecordRun run;
   RunCompletion done;
   std::int64_t enqueued_ms = 0;
-  // The partition whose queue holds it, and its place in that queue's order
-  // (PartitionState::take_queue_ordinal). Valid while no record of it is
+  // The partition whose queue holds it. Valid while no record of it is
   // batched and it has not finished: a partition with queued runs is never
   // retired.
   PartitionState* queued_in = nullptr;
-  std::uint64_t queue_ordinal = 0;
   std::size_t encoded_size_estimate = 0;  // upper bound of its records in a batch
   std::size_t own_size_estimate = 0;      // of that, what is copied: not the values it borrows
   std::uint32_t pieces_outstanding = 0;   // batches carrying part of it, not yet ended

@@ -38,12 +38,13 @@ class RecordSink {
   // deadline). If none of its records has been put in an upstream batch, the
   // run is taken out of its partition's queue, its memory is released, and
   // its `done` runs inside this call with NOT_ENOUGH_REPLICAS (retriable,
-  // not appended). Every other run of the same origin queued in that
-  // partition at this moment, ahead or behind, is withdrawn the same way
-  // before any of it is sent (when it reaches the head of the queue, or at
-  // its own withdrawal), so a client's retry of the withdrawn run never
-  // lands behind records it sent after it. A run with records in flight
-  // is left alone: it ends as it would have.
+  // not appended; RunResult::withdrawn). The runs of the same origin queued
+  // behind it in that partition are withdrawn the same way in this call,
+  // right after it and in their order, so the client hears every failure
+  // before it can send anything in reply, and its retry of the withdrawn run
+  // never lands behind records it sent after it. Runs ahead of it and other
+  // origins' runs keep their places. A run with records in flight is left
+  // alone: it ends as it would have.
   virtual WithdrawOutcome withdraw(const RunTicket& ticket) = 0;
 
   // Back-pressure (ARCHITECTURE.md, "Bounded everything"): the one budget the

@@ -132,6 +132,25 @@ TEST_F(WithdrawTest, ItsConnectionsOtherQueuedRunsGoWithItAndOthersKeepTheirOrde
   }
 }
 
+TEST_F(WithdrawTest, ItsConnectionsRunsAheadOfItStayQueued) {
+  start_unreachable();
+  submit_from(7, "a1");
+  submit_from(8, "x");
+  const RunTicket a2 = submit_from(7, "a2");
+  submit_from(7, "a3");
+  poll();
+  EXPECT_EQ(producer->withdraw(a2), WithdrawOutcome::kWithdrawn);
+  submit_from(7, "a2-retry");
+  upstream.node_ready[1] = true;
+  poll();
+  ASSERT_TRUE(result("a3").has_value());
+  EXPECT_TRUE(result("a3")->withdrawn) << "behind the withdrawn run: barred";
+  EXPECT_EQ(sent_values_acked(), (std::vector<std::string>{"a1-0", "a1-1", "x-0", "x-1", "a2-retry-0", "a2-retry-1"}))
+      << "a1, ahead of it, goes before the retry as it would have";
+  ASSERT_TRUE(result("a1").has_value());
+  EXPECT_EQ(result("a1")->error, ErrorCode::kNone);
+}
+
 TEST_F(WithdrawTest, ARunWithoutOriginTakesNoOtherRunWithIt) {
   start_unreachable();
   const RunTicket first = submit_from(0, "p");
@@ -161,7 +180,7 @@ TEST_F(WithdrawTest, WithdrawingTheWholeQueueLeavesThePartitionIdleAndReusable) 
     EXPECT_EQ(r->error, ErrorCode::kNotEnoughReplicas);
   }
   EXPECT_TRUE(state("t", 0).queued_runs().empty());
-  EXPECT_FALSE(state("t", 0).has_barriers());
+  EXPECT_TRUE(state("t", 0).queued_by_origin().empty());
   EXPECT_EQ(state("t", 0).queued_estimate_bytes(), 0u);
   upstream.node_ready[1] = true;
   submit_from(1, "later");
