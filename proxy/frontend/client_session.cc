@@ -147,10 +147,13 @@ void ClientSession::apply_read_state() {
   if (want && !connection_.reading()) {
     if (!admit_waiting_frame()) return;
     connection_.start_reading();
+    if (reads_stopped_ms_ != 0 && backlog_since_ms_ == 0) backlog_since_ms_ = reads_stopped_ms_;
+    reads_stopped_ms_ = 0;
     // The frame deadline counts only time we were willing to read.
     if (reader_.in_partial_frame()) partial_reading_since_ms_ = uv_now(context_->loop);
   } else if (!want && connection_.reading()) {
     connection_.stop_reading();
+    reads_stopped_ms_ = uv_now(context_->loop);
     partial_reading_since_ms_ = 0;
     if (over_share()) flow().count_share_pause();
   }
@@ -201,6 +204,11 @@ void ClientSession::process_frames() {
     }
     auto frame = reader_.pop();
     if (!frame) break;
+    request_receipt_ms_ = uv_now(context_->loop);
+    if (!ready_receipts_.empty()) {
+      request_receipt_ms_ = ready_receipts_.front();
+      ready_receipts_.pop_front();
+    }
     if (admitted_ready_ > 0) {  // admitted frames are the oldest ones
       --admitted_ready_;
       admitted_ready_bytes_ -= std::min(admitted_ready_bytes_, frame->size());
@@ -282,6 +290,7 @@ void ClientSession::finish_close() {
   parked_reservation_.reset();
   parked_request_ = nullptr;  // not taken yet: the client hears nothing of it, as of a frame never read
   reader_ = FrameReader(context_->config.max_request_bytes);
+  ready_receipts_.clear();
   admitted_ready_ = 0;
   admitted_ready_bytes_ = 0;
   charge_frames();
@@ -459,6 +468,10 @@ void ClientSession::on_read_into(std::size_t n) {
 // A read's frames are charged the same whichever way its bytes came.
 void ClientSession::after_read(const ReadStart& start, const Decoded<void>& appended) {
   last_activity_ms_ = uv_now(context_->loop);
+  // Each frame this read completed, with when its client's clock started.
+  const std::uint64_t receipt = backlog_since_ms_ != 0 ? backlog_since_ms_ : last_activity_ms_;
+  for (std::size_t f = start.ready_frames; f < reader_.ready_frames(); ++f) ready_receipts_.push_back(receipt);
+  if (backlog_since_ms_ != 0 && connection_.unread_bytes() == 0) backlog_since_ms_ = 0;
   count_admitted(start.ready_frames, start.was_partial);
   if (reader_.frames_started() != start.frames_started) {
     partial_admitted_ = false;  // the previous one is complete

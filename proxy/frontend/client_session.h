@@ -111,6 +111,12 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   std::size_t partial_frame_bytes() const { return reader_.buffered_bytes(); }
 
   std::uint64_t id() const { return id_; }
+  // When the request now being handled reached the proxy, as far as its
+  // client's clock is concerned (loop ms): when its last bytes were read or,
+  // for a request the client sent while reads were stopped and that waited
+  // in the kernel, when reads stopped. A request's deadline counts from here
+  // (produce_deadlines.h), never from the later moment it is handled.
+  std::uint64_t request_receipt_ms() const { return request_receipt_ms_; }
   const std::string& peer() const { return peer_; }
   // "peer 127.0.0.1:5555 (client_id kcat)" once a header named it.
   std::string describe() const;
@@ -205,6 +211,15 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   std::uint64_t first_pending_seq_ = 0;  // seq of pending_.front()
   std::uint64_t next_seq_ = 0;
   std::uint64_t last_activity_ms_ = 0;
+  // Receipt times (request_receipt_ms) of the complete frames reader_ holds,
+  // oldest first, one per frame.
+  std::deque<std::uint64_t> ready_receipts_;
+  std::uint64_t request_receipt_ms_ = 0;
+  // Reads stopped at this time (0: reading); once they start again, what the
+  // kernel held then is a backlog the client sent meanwhile, whose frames get
+  // backlog_since_ms_ as their receipt until the kernel holds nothing unread.
+  std::uint64_t reads_stopped_ms_ = 0;
+  std::uint64_t backlog_since_ms_ = 0;
   std::function<void(ClientSession&)> parked_request_;  // see park_request
   MemoryBudget::RoomReservation parked_reservation_;    // held back from new frames meanwhile
   std::optional<std::string> stream_failure_;           // frames after this point are unusable

@@ -337,7 +337,7 @@ void handle_produce_received(ClientSession& session, const RequestHeader& header
 
 void handle_produce(ClientSession& session, const RequestHeader& header, std::shared_ptr<const FrameBuffer> frame,
                     WireReader& body) {
-  handle_produce_received(session, header, std::move(frame), body, uv_now(session.context().loop));
+  handle_produce_received(session, header, std::move(frame), body, session.request_receipt_ms());
 }
 
 }  // namespace pp

@@ -1,6 +1,7 @@
 #include "proxy/net/tcp.h"
 
 #include <arpa/inet.h>
+#include <sys/ioctl.h>
 
 #include <algorithm>
 #include <charconv>
@@ -238,6 +239,15 @@ bool TcpConnection::reading() const {
 std::size_t TcpConnection::write_queue_bytes() const {
   if (!state_) return 0;
   return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&state_->handle));
+}
+
+std::size_t TcpConnection::unread_bytes() const {
+  if (!state_ || !state_->open) return 0;
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&state_->handle), &fd) != 0) return 0;
+  int waiting = 0;
+  if (::ioctl(fd, FIONREAD, &waiting) != 0 || waiting < 0) return 0;
+  return static_cast<std::size_t>(waiting);
 }
 
 void TcpConnection::close() {

@@ -58,6 +58,9 @@ class TcpConnection {
   // lie (tcp_write.cc); the frame is kept until libuv is done with it.
   void write(WireFrame frame);
   std::size_t write_queue_bytes() const;
+  // Bytes the peer sent that the kernel holds and we have not read yet
+  // (FIONREAD); 0 when closed or unknown.
+  std::size_t unread_bytes() const;
 
   // Closes now; queued writes are cancelled. on_close is not called for a
   // close we asked for.

@@ -129,6 +129,30 @@ TEST_F(ProduceDeadlineTest, TheListenerCapsWhatTheClientAsksFor) {
   EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - sent).count(), 2000);
 }
 
+TEST_F(ProduceDeadlineTest, RequestsLeftUnreadWhileReadsWereStoppedCountFromTheStop) {
+  // Two pending requests stop reads; the client sends four more at once,
+  // which wait unhandled (in the proxy or the kernel) until the first two
+  // are answered. They were
+  // sent at the same moment as the first two, so the client gives up on
+  // them at the same time: they must not each get a fresh 500 ms hold.
+  FrontendConfig config;
+  config.max_pending_requests_per_connection = 2;
+  start(config);
+  auto client = connect();
+  const auto sent = Clock::now();
+  for (std::int32_t c = 1; c <= 6; ++c) {
+    ASSERT_TRUE(client->write_raw(produce_with_timeout(2, c, 600, {legacy(0, "r" + std::to_string(c))})));
+  }
+  for (std::int32_t c = 1; c <= 6; ++c) {
+    auto response = read_produce(*client, 2, c, 3000);
+    ASSERT_TRUE(response) << c;
+    EXPECT_EQ(response->responses.at(0).partition_responses.at(0).error_code, ErrorCode::kNotEnoughReplicas) << c;
+  }
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - sent).count();
+  EXPECT_LT(waited, 900) << "the last request was answered a whole hold after it was read, not after it was sent";
+  EXPECT_EQ(sink_.withdrawals, 6u);
+}
+
 TEST_F(ProduceDeadlineTest, AnIdempotentClientsWithdrawnBatchIsTakenAsNewWhenRetried) {
   start();
   auto client = connect();
