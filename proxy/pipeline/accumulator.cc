@@ -14,8 +14,9 @@ namespace pp {
 std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done, std::int64_t now) {
   auto tracker = std::make_shared<RunTracker>();
   tracker->enqueued_ms = now;
-  // Decision 7: a record without a timestamp (magic 0) gets the receive time,
-  // or the broker would expire this producer's state early (pitfall 18).
+  // A record without a timestamp (magic 0) gets the receive time, or the
+  // broker would expire this producer's state early: it counts from record
+  // timestamps (PIPELINE.md, "A record without a timestamp gets the receive time").
   const std::int64_t receive_time =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
@@ -125,7 +126,7 @@ static_assert(kMinBorrowedPieceBytes <= RecordBatchBuilder::kMinBorrowedValueByt
 
 // Whether `run` would start a batch of `batch_bytes` as the client encoded
 // it: a client's v2 records go as they are, which costs a fraction of
-// re-encoding every record (issue 17). Behind other records their offset
+// re-encoding every record. Behind other records their offset
 // deltas and timestamps would be wrong, so only at a batch's start.
 bool goes_as_encoded(const RunTracker& run, std::size_t batch_bytes) {
   const auto& encoded = run.run.encoded;
@@ -180,8 +181,10 @@ std::size_t own_bytes_estimate(const std::deque<std::shared_ptr<RunTracker>>& qu
 
 }  // namespace
 
-// C.4 rule 5: the batch is built when first sent, so a batch that expires
-// unsent never consumes a sequence (decision 8 for the run boundaries).
+// "Sequences at first send" (PIPELINE.md): the batch is built when first
+// sent, so a batch that expires unsent never consumes a sequence. Runs stay
+// whole unless one alone exceeds the batch (PIPELINE.md, "One record run per
+// partition of a request").
 BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& id, std::int64_t now) {
   RecordBatchBuildOptions options;
   options.producer_id = id.id.value;
@@ -236,8 +239,9 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   return batch;
 }
 
-// A run that expires takes the runs queued behind it with it (PIPELINE.md
-// C.9): sent later, they would reach the log ahead of the expired run's
+// A run that expires takes the runs queued behind it with it ("Delivery
+// timeout and unresolved sequences", PIPELINE.md): sent later, they would
+// reach the log ahead of the expired run's
 // retry, and a broker would have refused them as a gap anyway.
 void Accumulator::expire_queued(PartitionState& p, std::int64_t now) {
   auto& queue = p.queued_runs();

@@ -2,8 +2,9 @@
 // queued per partition until they fill a batch or linger out, the memory
 // budget they are charged against, and the end of each run (its `done`
 // called exactly once). It decides nothing about sequences or windows; the
-// sender asks it for a batch when a partition may send (docs/design/PIPELINE.md
-// C.4 rule 5, decisions 7 and 8).
+// sender asks it for a batch when a partition may send (docs/design/PIPELINE.md,
+// "Sequences at first send", "A record without a timestamp gets the receive
+// time", "One record run per partition of a request").
 #pragma once
 
 #include <algorithm>

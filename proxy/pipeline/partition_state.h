@@ -1,5 +1,6 @@
 // Per-partition sequence and window state of the idempotent producer
-// (docs/design/PIPELINE.md C.3), and the draining rules that only need this state (C.4).
+// (docs/design/PIPELINE.md, "Per-partition state"), and the draining rules
+// that only need this state (PIPELINE.md, "Draining rules").
 // Pure: no sockets, no clock reads; the producer passes `now` in.
 #pragma once
 
@@ -17,15 +18,16 @@
 
 namespace pp {
 
-// Why a partition may not start a new batch now (C.4 rule 3), for logs and tests.
+// Why a partition may not start a new batch now (PIPELINE.md, "New head":
+// the holds), for logs and tests.
 enum class HoldReason : std::uint8_t {
   kNone,
-  kStaleEpochUnacked,  // 3a: batches of an older pid/epoch still unacked
-  kUnresolved,         // 3b: an expired batch may or may not be in the log
-  kFirstUnacked,       // 3c: this epoch's first batch is not acked (PR #23853)
-  kWindowCount,        // 3d: KIP-1269 count check
-  kWindowSpan,         // 3e: span from the oldest unacked batch (KAFKA-18905)
-  kOneAtATime,         // 3f: a new leader or a retry is out and not yet acked
+  kStaleEpochUnacked,  // stale epoch: batches of an older pid/epoch still unacked
+  kUnresolved,         // unresolved: an expired batch may or may not be in the log
+  kFirstUnacked,       // the first-ack rule: this epoch's first batch is not acked (apache/kafka PR #23853)
+  kWindowCount,        // the count check of KIP-1269
+  kWindowSpan,         // the span check: from the oldest unacked batch (KAFKA-18905)
+  kOneAtATime,         // one at a time: a new leader or a retry is out and not yet acked
 };
 std::string_view to_string(HoldReason reason);
 
@@ -77,40 +79,44 @@ class PartitionState {
   std::uint64_t next_ordinal() const { return next_ord_; }
   const std::optional<std::int32_t>& unresolved_next() const { return unresolved_next_; }
 
-  // C.4 rule 3, for a new batch under `current`.
+  // The holds on a new head under `current` (PIPELINE.md, "New head").
   HoldReason new_batch_hold(const ProducerIdAndEpoch& current) const;
-  // C.4 rule 2: the lowest unacked batch, if it waits for a retry. A retry
+  // The retry head: the lowest unacked batch, if it waits for a retry. A retry
   // goes only when it is the first in flight for its partition.
   BatchPtr retry_head() const;
   bool has_awaiting_retry() const;
 
-  // C.4 rule 4: an idle partition whose sequences ran under an older
+  // The lazy reset: an idle partition whose sequences ran under an older
   // pid/epoch starts over at 0 (KAFKA-12152).
   bool needs_reset(const ProducerIdAndEpoch& current) const { return owner_ != current; }
   void reset_sequences(const ProducerIdAndEpoch& current);
 
-  // C.4 rule 5: gives `batch` its sequence and ordinal and takes it into unacked.
+  // Sequences at first send: gives `batch` its sequence and ordinal and takes
+  // it into unacked.
   void assign(const BatchPtr& batch);
 
   // NONE (or DUPLICATE_SEQUENCE_NUMBER): the batch is in the log.
   void acknowledge(const BatchPtr& batch);
   // The batch ends without success; it leaves unacked.
   void forget(const BatchPtr& batch);
-  // C.9: a sent batch given up on; later sequences are unresolved until
-  // unacked drains (then resolved, or an epoch bump).
+  // A sent batch given up on ("Delivery timeout and unresolved sequences",
+  // PIPELINE.md): later sequences are unresolved until unacked drains (then
+  // resolved, or an epoch bump).
   void mark_unresolved(const BatchPtr& batch);
   void clear_unresolved() { unresolved_next_.reset(); }
-  // C.7 step 3: renumber every unacked batch from 0 under `next`. Returns how
-  // many were re-stamped; their bytes must be patched by the caller.
+  // The renumbering of an epoch bump ("Epoch bump", PIPELINE.md): every
+  // unacked batch from 0 under `next`. Returns how many were re-stamped;
+  // their bytes must be patched by the caller.
   std::size_t renumber(const ProducerIdAndEpoch& next);
-  // C.10: `original` was replaced in unacked by `pieces` (same first sequence).
+  // A split, an isolation or a bisection: `original` was replaced in unacked
+  // by `pieces` (same first sequence).
   void replace_with_split(const BatchPtr& original, const std::vector<BatchPtr>& pieces);
 
   // ---- window (KIP-1269) ----
   std::int32_t window() const { return window_; }
   void set_window(std::int32_t w) { window_ = w; }
 
-  // ---- leadership (C.8) ----
+  // ---- leadership ("Leader change", PIPELINE.md) ----
   std::int32_t leader_id() const { return leader_id_; }
   std::int32_t leader_epoch() const { return leader_epoch_; }
   bool draining() const { return draining_; }
@@ -119,7 +125,7 @@ class PartitionState {
     leader_epoch_ = epoch;
   }
   void set_draining(bool d) { draining_ = d; }
-  // C.8: a new leader takes one batch at a time until it has acked one.
+  // One at a time: a new leader takes one batch until it has acked one.
   bool leader_unconfirmed() const { return leader_unconfirmed_; }
   void set_leader_unconfirmed(bool u) { leader_unconfirmed_ = u; }
 

@@ -1,7 +1,8 @@
-// A batch as the idempotent producer tracks it (docs/design/PIPELINE.md C.3 "per batch"):
-// its bytes, which slices of which client runs it carries, and its sequence
-// state. Bytes are built once, at the first send, and resent unchanged; only
-// an epoch bump re-stamps them (decision 5).
+// A batch as the idempotent producer tracks it (docs/design/PIPELINE.md,
+// "Per-partition state": per batch): its bytes, which slices of which client
+// runs it carries, and its sequence state. Bytes are built once, at the first
+// send, and resent unchanged; only an epoch bump re-stamps them (PIPELINE.md,
+// "Sequences at first send").
 #pragma once
 
 #include <cstdint>
@@ -60,7 +61,7 @@ struct ProducerBatch {
   std::vector<BatchPiece> pieces;
   // The header and whatever records were written here are its own bytes; a
   // client's v2 section it forwards is borrowed from that client's frame and
-  // kept alive by it (issue 17: no copy of it is made).
+  // kept alive by it: no copy of it is made.
   WireFrame bytes;
   MemoryCharge charge;  // `bytes.own`, until the batch is gone
   std::int32_t record_count = 0;
@@ -69,19 +70,20 @@ struct ProducerBatch {
   ProducerId producer_id = kNoProducerId;
   ProducerEpoch producer_epoch = kNoProducerEpoch;
   std::int32_t base_sequence = -1;
-  std::uint64_t ordinal = 0;  // position in this partition's epoch (span check, 3e)
+  std::uint64_t ordinal = 0;  // position in this partition's epoch (the span check)
 
   BatchState state = BatchState::kInFlight;
   std::int32_t attempts = 0;     // sends so far
   std::int64_t retry_at_ms = 0;  // backoff: not before this
   bool skip_backoff = false;     // first retry after a leader change (KIP-951)
-  bool renumbered = false;       // re-stamped by an epoch bump (C.7)
+  bool renumbered = false;       // re-stamped by an epoch bump
   bool ever_ambiguous = false;   // some attempt ended with an unknown outcome
   std::int32_t corrupt_responses = 0;
-  // C.11 bisection: how many more times the batch this one was cut from may
-  // be halved, shared by all its parts (null: never bisected).
+  // Bisection ("Isolating refused records", PIPELINE.md): how many more times
+  // the batch this one was cut from may be halved, shared by all its parts
+  // (null: never bisected).
   std::shared_ptr<std::int32_t> bisections_left;
-  std::int32_t sent_to_leader_epoch = -1;  // leader epoch known when last sent (C.5)
+  std::int32_t sent_to_leader_epoch = -1;  // leader epoch known when last sent (learning the window)
   std::int32_t sent_to_node = -1;
 
   // BaseSequence + LastOffsetDelta, wrapping past INT32_MAX to 0
