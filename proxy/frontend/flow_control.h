@@ -36,15 +36,13 @@ namespace pp {
 // connection joins once it reads and leaves when it closes.
 class FlowConnection {
  public:
+  virtual ~FlowConnection() = default;
   // Start or stop reading as admission now allows. Must not close the
   // connection: FlowControl calls it while going round its roster.
   virtual void update_reading() = 0;
   virtual bool reading() const = 0;
   // What is charged on the connection's behalf: its part of the fair share.
   virtual std::size_t held_bytes() const = 0;
-
- protected:
-  ~FlowConnection() = default;
 };
 
 class FlowControl {
