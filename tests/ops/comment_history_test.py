@@ -28,6 +28,10 @@ import pathlib
 import re
 import sys
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from cpp_comments import comments  # noqa: E402
+
 SOURCE_DIRS = ("proxy", "metrics", "config", "daemon")
 
 # A tracker whose numbers may be cited: "<name> #N" or "<name> issue N".
@@ -46,64 +50,6 @@ RULES = (
         r"|\bpitfalls?\s+[A-Z]?\.?[0-9]+"
         r"|\bhabits?\s+[0-9]+", re.IGNORECASE)),
 )
-
-IDENT_START = re.compile(r"[A-Za-z_]")
-IDENT = re.compile(r"[A-Za-z_0-9]*")
-PP_NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|[A-Za-z0-9_.'])*")
-STRING_PREFIXES = {"R", "L", "u", "U", "u8", "LR", "uR", "UR", "u8R"}
-
-
-def comments(text):
-    """Yields (offset, comment text) for every comment of a C++ source."""
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            yield i + 2, text[i + 2:end]
-            i = end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end
-            yield i + 2, text[i + 2:end]
-            i = end + 2
-        elif c == '"':
-            i = skip_quoted(text, i, '"')
-        elif c == "'":
-            i = skip_quoted(text, i, "'")
-        elif IDENT_START.match(c):
-            m = IDENT.match(text, i + 1)
-            word, j = text[i:m.end()], m.end()
-            if word in STRING_PREFIXES and j < n and text[j] in "\"'":
-                if word.endswith("R") and text[j] == '"':
-                    i = skip_raw(text, j)
-                else:
-                    i = skip_quoted(text, j, text[j])
-            else:
-                i = j
-        elif c.isdigit():
-            # Numbers whole, so a digit separator (1'000) is not a character literal.
-            i = PP_NUMBER.match(text, i).end()
-        else:
-            i += 1
-
-
-def skip_quoted(text, i, quote):
-    i += 1
-    while i < len(text) and text[i] != quote and text[i] != "\n":
-        i += 2 if text[i] == "\\" else 1
-    return i + 1
-
-
-def skip_raw(text, i):
-    open_paren = text.find("(", i)
-    if open_paren < 0:
-        return len(text)
-    delimiter = ")" + text[i + 1:open_paren] + '"'
-    end = text.find(delimiter, open_paren)
-    return len(text) if end < 0 else end + len(delimiter)
-
 
 def blocks(text):
     """Comments joined into blocks: a run of // lines reads as one sentence, so

@@ -64,6 +64,10 @@ import pathlib
 import re
 import sys
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from cpp_comments import comments  # noqa: E402
+
 SOURCE_DIRS = ("proxy", "metrics", "config", "daemon")
 DOCS = {
     "PIPELINE.md": "docs/design/PIPELINE.md",
@@ -91,60 +95,6 @@ AFTER = re.compile(r"\A(?:[\s,:]*(?:and\s+)?" + QUOTED + r")+")
 AFTER_ONE = re.compile(r"[\s,:]*(?:and\s+)?" + QUOTED)
 BEFORE = re.compile(QUOTED + r"[\s,]*(?:\(\s*)?(?:(?:in|of|see)\s+)?(?:[\w./-]*/)?\Z", re.IGNORECASE)
 SECTION = re.compile(r"\A,?\s*sections?\s+([A-Z])\b")
-
-IDENT_START = re.compile(r"[A-Za-z_]")
-IDENT = re.compile(r"[A-Za-z_0-9]*")
-PP_NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|[A-Za-z0-9_.'])*")
-STRING_PREFIXES = {"R", "L", "u", "U", "u8", "LR", "uR", "UR", "u8R"}
-
-
-# ---------------------------------------------------------------- comments
-
-def comments(text):
-    """Yields (offset, comment text) for every comment of a C++ source."""
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            yield i + 2, text[i + 2:end]
-            i = end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end
-            yield i + 2, text[i + 2:end]
-            i = end + 2
-        elif c in "\"'":
-            i = skip_quoted(text, i, c)
-        elif IDENT_START.match(c):
-            m = IDENT.match(text, i + 1)
-            word, j = text[i:m.end()], m.end()
-            if word in STRING_PREFIXES and j < n and text[j] in "\"'":
-                i = skip_raw(text, j) if word.endswith("R") and text[j] == '"' else skip_quoted(text, j, text[j])
-            else:
-                i = j
-        elif c.isdigit():
-            i = PP_NUMBER.match(text, i).end()
-        else:
-            i += 1
-
-
-def skip_quoted(text, i, quote):
-    i += 1
-    while i < len(text) and text[i] != quote and text[i] != "\n":
-        i += 2 if text[i] == "\\" else 1
-    return i + 1
-
-
-def skip_raw(text, i):
-    open_paren = text.find("(", i)
-    if open_paren < 0:
-        return len(text)
-    delim = text[i + 1:open_paren]
-    end = text.find(")" + delim + '"', open_paren)
-    return len(text) if end < 0 else end + len(delim) + 2
-
 
 def comment_blocks(text):
     """Joins comments on consecutive lines into blocks. Yields (block text,
