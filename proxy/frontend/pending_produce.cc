@@ -15,7 +15,6 @@ PendingProduce::PendingProduce(ClientSession& session, std::int16_t version, std
       correlation_id_(correlation_id),
       received_ms_(received_ms),
       backpressure_ms_at_receive_(session.context().backpressure_ms()),
-      peer_(session.describe()),
       context_(session.shared_context()) {
   for (const ProduceTopicData& t : request.topic_data) {
     ProduceTopicResponse& topic = response_.responses.emplace_back();
@@ -23,13 +22,10 @@ PendingProduce::PendingProduce(ClientSession& session, std::int16_t version, std
     topic.topic_id = t.topic_id;
     for (const ProducePartitionData& p : t.partition_data) {
       topic.partition_responses.emplace_back().index = p.index;
-      positions_.emplace_back(response_.responses.size() - 1, topic.partition_responses.size() - 1);
+      entries_.push_back(Entry{response_.responses.size() - 1, topic.partition_responses.size() - 1, {}, 0, false});
     }
   }
-  tickets_.resize(positions_.size());
-  records_.resize(positions_.size());
-  answered_.resize(positions_.size());
-  outstanding_ = positions_.size();
+  outstanding_ = entries_.size();
 }
 
 PendingProduce::~PendingProduce() {
@@ -51,8 +47,8 @@ void PendingProduce::set_result(std::size_t i, ErrorCode error, const RunResult*
 }
 
 void PendingProduce::answer(std::size_t i, ErrorCode error, const RunResult* result, std::string_view message) {
-  if (answered_[i]) return;
-  answered_[i] = true;
+  if (entries_[i].answered) return;
+  entries_[i].answered = true;
   set_result(i, error, result, message);
   // Withdrawn at this request's deadline or, barred, at an earlier request's.
   if (result && result->withdrawn) count_deadline_answer(DeadlineOutcome::kWithdrawn, i, uv_now(context_->loop));
@@ -65,19 +61,19 @@ void PendingProduce::answer(std::size_t i, const ClientBatchOutcome& o) {
 }
 
 void PendingProduce::answer_all(ErrorCode error, std::string_view message) {
-  if (answered_.empty()) {
+  if (entries_.empty()) {
     finish();  // a request naming no partition still gets its (empty) answer
     return;
   }
-  for (std::size_t i = 0; i < answered_.size(); ++i) answer(i, error, nullptr, message);
+  for (std::size_t i = 0; i < entries_.size(); ++i) answer(i, error, nullptr, message);
 }
 
 void PendingProduce::on_deadline() {
   const std::shared_ptr<PendingProduce> self = shared_from_this();  // answers may drop the last other owner
   const std::uint64_t now = uv_now(context_->loop);
-  for (std::size_t i = 0; i < answered_.size(); ++i) {
-    if (answered_[i]) continue;
-    if (context_->sink.withdraw(tickets_[i]) == WithdrawOutcome::kWithdrawn) {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].answered) continue;
+    if (context_->sink.withdraw(entries_[i].ticket) == WithdrawOutcome::kWithdrawn) {
       // Answered and counted inside withdraw(), by its completion; the same
       // answer here covers a completion that does not reach this entry.
       RunResult withdrawn;
@@ -99,11 +95,13 @@ void PendingProduce::count_deadline_answer(DeadlineOutcome outcome, std::size_t 
   } else {
     ++ctx.counters.deadline_in_flight_total;
   }
-  if (!ctx.stopped) ctx.observer.on_deadline_answer(outcome, records_[i]);
-  const std::string partition = response_.responses[positions_[i].first].name + "-" + std::to_string(entry(i).index);
-  ctx.deadline_log.answered(outcome, records_[i], partition, now);
-  frontend::log().debug("{}: Produce v{} to {} answered at its deadline, {} ms after receipt: {} ({} records)", peer_,
-                        version_, partition, now - received_ms_, to_string(outcome), records_[i]);
+  if (!ctx.stopped) ctx.observer.on_deadline_answer(outcome, entries_[i].records);
+  const std::string partition = response_.responses[entries_[i].topic].name + "-" + std::to_string(entry(i).index);
+  ctx.deadline_log.answered(outcome, entries_[i].records, partition, now);
+  const auto session = slot_.session();
+  frontend::log().debug("{}: Produce v{} to {} answered at its deadline, {} ms after receipt: {} ({} records)",
+                        session ? session->describe() : std::string("a closed connection"), version_, partition,
+                        now - received_ms_, to_string(outcome), entries_[i].records);
 }
 
 void PendingProduce::cancel_deadline() {

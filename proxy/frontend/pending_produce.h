@@ -31,15 +31,15 @@ class PendingProduce final : public DeadlineTarget, public std::enable_shared_fr
   PendingProduce(const PendingProduce&) = delete;
   PendingProduce& operator=(const PendingProduce&) = delete;
 
-  std::size_t entries() const { return positions_.size(); }
+  std::size_t entries() const { return entries_.size(); }
   std::uint64_t received_ms() const { return received_ms_; }
 
   // Before the first answer: how many answers are still to come, the run
   // the sink took for entry i and its record count.
   void expect_answers(std::size_t n) { outstanding_ = n; }
   void set_run(std::size_t i, RunTicket ticket, std::uint32_t records) {
-    tickets_[i] = std::move(ticket);
-    records_[i] = records;
+    entries_[i].ticket = std::move(ticket);
+    entries_[i].records = records;
   }
   // Takes one answer off the count without answering any entry (the
   // submitter's own guard against finishing before every run is in).
@@ -62,7 +62,7 @@ class PendingProduce final : public DeadlineTarget, public std::enable_shared_fr
 
  private:
   ProducePartitionResponse& entry(std::size_t i) {
-    return response_.responses[positions_[i].first].partition_responses[positions_[i].second];
+    return response_.responses[entries_[i].topic].partition_responses[entries_[i].partition];
   }
   void set_result(std::size_t i, ErrorCode error, const RunResult* result, std::string_view message);
   void count_deadline_answer(DeadlineOutcome outcome, std::size_t i, std::uint64_t now);
@@ -75,14 +75,20 @@ class PendingProduce final : public DeadlineTarget, public std::enable_shared_fr
   std::int32_t correlation_id_ = 0;
   std::uint64_t received_ms_ = 0;
   std::uint64_t backpressure_ms_at_receive_ = 0;
-  std::string peer_;  // for the log, once the session may be gone
   std::shared_ptr<FrontendContext> context_;
   ProduceResponse response_;
   // Flat entry index -> (topic, partition) position in `response_`.
-  std::vector<std::pair<std::size_t, std::size_t>> positions_;
-  std::vector<RunTicket> tickets_;
-  std::vector<std::uint32_t> records_;
-  std::vector<bool> answered_;
+  // One per partition of the request, in its order: where its answer goes
+  // in `response_`, the run the sink took (withdrawn at the deadline if it
+  // is still queued), its record count, and whether it is answered.
+  struct Entry {
+    std::size_t topic = 0;
+    std::size_t partition = 0;
+    RunTicket ticket;
+    std::uint32_t records = 0;
+    bool answered = false;
+  };
+  std::vector<Entry> entries_;
   std::size_t outstanding_ = 0;
 };
 
