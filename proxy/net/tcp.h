@@ -55,7 +55,7 @@ class TcpConnection {
   // `keep` lives until libuv is done with the bytes (a memory charge).
   void write(Bytes data, std::shared_ptr<void> keep = nullptr);
   // The frame's pieces in one writev, its borrowed slices written where they
-  // lie (tcp_write.cc); the frame is kept until libuv is done with it.
+  // lie (tcp.cc); the frame is kept until libuv is done with it.
   void write(WireFrame frame);
   std::size_t write_queue_bytes() const;
   // Bytes the peer sent that the kernel holds and we have not read yet

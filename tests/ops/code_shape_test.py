@@ -36,7 +36,6 @@ KNOWN_SPLIT = {
     "BrokerConnection": {"proxy/upstream/broker_connection.cc", "proxy/upstream/broker_connection_io.cc",
                          "proxy/upstream/broker_connection_sasl.cc"},
     "ProducerDriver": {"daemon/producer_driver.cc", "daemon/driver_topics.cc"},
-    "TcpConnection": {"proxy/net/tcp.cc", "proxy/net/tcp_write.cc"},
     "Upstream": {"proxy/upstream/upstream.cc", "proxy/upstream/upstream_requests.cc",
                  "proxy/upstream/upstream_topic_limits.cc"},
 }
