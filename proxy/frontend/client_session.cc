@@ -64,6 +64,11 @@ void ClientSession::set_client_id(const std::optional<std::string>& client_id) {
   if (client_id && client_id_.empty()) client_id_ = client_id->substr(0, 64);
 }
 
+void ClientSession::set_principal(Principal principal) {
+  frontend::log().debug("{}: authenticated as {}", describe(), principal.describe());
+  principal_ = std::move(principal);
+}
+
 bool ClientSession::can_take_request() const {
   return !closed_ && !closing_ && !context_->stopped &&
          pending_.size() < context_->config.max_pending_requests_per_connection;

@@ -21,6 +21,7 @@
 
 #include "proxy/frontend/flow_control.h"
 #include "proxy/frontend/frontend_context.h"
+#include "proxy/frontend/principal.h"
 #include "proxy/net/tcp.h"
 #include "proxy/protocol/frame.h"
 
@@ -126,6 +127,12 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   // For the client_produce_requests_total metric: the software name and
   // version when the client sent them, else its client_id and "".
   std::pair<std::string, std::string> client_software() const;
+  // Who the client is: ANONYMOUS until its authentication (client TLS or
+  // SASL) completes and calls set_principal. Authorization, quotas and the
+  // per-principal metrics of every later request use it; a request already
+  // handled keeps the principal it was handled under.
+  const Principal& principal() const { return principal_; }
+  void set_principal(Principal principal);
   bool closed() const { return closed_; }
   std::size_t pending_responses() const { return pending_.size(); }
   // What is charged on this connection's behalf (frames, its runs' decoded
@@ -192,6 +199,7 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   std::string client_id_;
   std::string software_name_;
   std::string software_version_;
+  Principal principal_;
   FrameReader reader_;
   // Shared with every charge made for this connection; some (its runs')
   // outlive the session, so the session only detaches its listeners.
