@@ -4,11 +4,18 @@
 #include <charconv>
 #include <vector>
 
-#include "proxy/upstream/sasl/base64.h"
-#include "proxy/upstream/sasl/scram_crypto.h"
+#include "proxy/sasl/base64.h"
+#include "proxy/sasl/scram_crypto.h"
 
 namespace pp::upstream::sasl {
 namespace {
+
+using ::pp::sasl::base64_decode;
+using ::pp::sasl::base64_encode;
+using ::pp::sasl::random_bytes;
+using ::pp::sasl::scram_hash;
+using ::pp::sasl::scram_hi;
+using ::pp::sasl::scram_hmac;
 
 constexpr std::string_view kGs2Header = "n,,";  // no channel binding, no authzid
 constexpr std::size_t kNonceBytes = 24;
@@ -135,7 +142,7 @@ ScramMechanism::ScramMechanism(ScramHash hash, std::string username, std::string
       client_nonce_(std::move(client_nonce)) {}
 
 std::string_view ScramMechanism::name() const {
-  return hash_ == ScramHash::kSha256 ? "SCRAM-SHA-256" : "SCRAM-SHA-512";
+  return ::pp::sasl::scram_mechanism_name(hash_);
 }
 
 std::expected<Bytes, SaslError> ScramMechanism::initial_response() {

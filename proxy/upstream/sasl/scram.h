@@ -12,14 +12,16 @@
 #include <string>
 #include <string_view>
 
+#include "proxy/sasl/scram_crypto.h"
 #include "proxy/upstream/sasl/mechanism.h"
 
 namespace pp::upstream::sasl {
 
-enum class ScramHash : std::uint8_t { kSha256, kSha512 };
-
-inline constexpr int kScramMinIterations = 4096;
-inline constexpr int kScramMaxIterations = 65536;
+// The hash choice and the iteration bounds are shared with the listener's
+// SCRAM server (proxy/sasl/scram_crypto.h).
+using ::pp::sasl::kScramMaxIterations;
+using ::pp::sasl::kScramMinIterations;
+using ::pp::sasl::ScramHash;
 
 struct ServerFirst {
   std::string nonce;  // client nonce + server nonce

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "proxy/upstream/sasl/base64.h"
+#include "proxy/sasl/base64.h"
 
 namespace pp::upstream::sasl {
 namespace {
@@ -33,7 +33,7 @@ std::optional<std::int64_t> jwt_expiry_seconds(std::string_view token) {
   if (dot1 == std::string_view::npos) return std::nullopt;
   const auto dot2 = token.find('.', dot1 + 1);
   if (dot2 == std::string_view::npos) return std::nullopt;
-  const auto payload = base64url_decode(token.substr(dot1 + 1, dot2 - dot1 - 1));
+  const auto payload = ::pp::sasl::base64url_decode(token.substr(dot1 + 1, dot2 - dot1 - 1));
   if (!payload) return std::nullopt;
   // Not a JSON parser: the first "exp" key followed by ':' and an integer
   // (RFC 7519 NumericDate; a fraction is cut off).

@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "proxy/upstream/sasl/authenticator.h"
-#include "proxy/upstream/sasl/base64.h"
+#include "proxy/sasl/base64.h"
 #include "proxy/upstream/sasl/oauthbearer.h"
 #include "proxy/upstream/sasl/plain.h"
 #include "proxy/upstream/sasl/token_source.h"
@@ -20,6 +20,7 @@ namespace pp::upstream::sasl {
 namespace {
 
 namespace fs = std::filesystem;
+using ::pp::sasl::base64_encode;
 
 std::string text(const Bytes& b) {
   return std::string(b.begin(), b.end());

@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include "proxy/upstream/sasl/base64.h"
+#include "proxy/sasl/base64.h"
 
 namespace pp::upstream::sasl {
 namespace {
+
+using ::pp::sasl::base64_decode;
+using ::pp::sasl::base64_encode;
+using ::pp::sasl::base64url_decode;
 
 std::string text(const Bytes& b) {
   return std::string(b.begin(), b.end());

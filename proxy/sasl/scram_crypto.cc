@@ -1,10 +1,11 @@
-#include "proxy/upstream/sasl/scram_crypto.h"
+#include "proxy/sasl/scram_crypto.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-namespace pp::upstream::sasl {
+namespace pp::sasl {
 namespace {
 
 const EVP_MD* digest(ScramHash hash) {
@@ -12,6 +13,10 @@ const EVP_MD* digest(ScramHash hash) {
 }
 
 }  // namespace
+
+std::string_view scram_mechanism_name(ScramHash hash) {
+  return hash == ScramHash::kSha256 ? "SCRAM-SHA-256" : "SCRAM-SHA-512";
+}
 
 Bytes scram_hash(ScramHash hash, ByteView data) {
   Bytes out(EVP_MAX_MD_SIZE);
@@ -42,4 +47,8 @@ std::optional<Bytes> random_bytes(std::size_t count) {
   return out;
 }
 
-}  // namespace pp::upstream::sasl
+bool constant_time_equal(ByteView a, ByteView b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+}  // namespace pp::sasl

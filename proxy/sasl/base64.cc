@@ -1,8 +1,8 @@
-#include "proxy/upstream/sasl/base64.h"
+#include "proxy/sasl/base64.h"
 
 #include <array>
 
-namespace pp::upstream::sasl {
+namespace pp::sasl {
 namespace {
 
 constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -75,4 +75,4 @@ std::optional<Bytes> base64url_decode(std::string_view text) {
   return decode_symbols(text, kUrl);
 }
 
-}  // namespace pp::upstream::sasl
+}  // namespace pp::sasl

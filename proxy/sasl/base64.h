@@ -10,7 +10,7 @@
 
 #include "proxy/base/bytes.h"
 
-namespace pp::upstream::sasl {
+namespace pp::sasl {
 
 std::string base64_encode(ByteView data);
 // Padded, length a multiple of 4.
@@ -18,4 +18,4 @@ std::optional<Bytes> base64_decode(std::string_view text);
 // '-' and '_' for '+' and '/', padding optional (JWTs omit it).
 std::optional<Bytes> base64url_decode(std::string_view text);
 
-}  // namespace pp::upstream::sasl
+}  // namespace pp::sasl
