@@ -1,0 +1,55 @@
+#include "proxy/frontend/access_rules.h"
+
+#include <algorithm>
+
+namespace pp {
+
+bool topic_matches(std::string_view pattern, std::string_view topic) {
+  if (!pattern.empty() && pattern.back() == '*') return topic.starts_with(pattern.substr(0, pattern.size() - 1));
+  return pattern == topic;
+}
+
+bool Access::may_write(std::string_view topic) const {
+  switch (kind_) {
+    case Kind::kUnrestricted:
+      return true;
+    case Kind::kDenied:
+      return false;
+    case Kind::kGranted:
+      return std::any_of(grant_->topics.begin(), grant_->topics.end(),
+                         [topic](const std::string& pattern) { return topic_matches(pattern, topic); });
+  }
+  return false;
+}
+
+bool Access::may_idempotent_write() const {
+  switch (kind_) {
+    case Kind::kUnrestricted:
+      return true;
+    case Kind::kDenied:
+      return false;
+    case Kind::kGranted:
+      return grant_->idempotent_write && !grant_->topics.empty();
+  }
+  return false;
+}
+
+const PrincipalGrant* AccessRules::find(std::string_view name) const {
+  const auto it =
+      std::find_if(grants_.begin(), grants_.end(), [name](const PrincipalGrant& g) { return g.name == name; });
+  return it == grants_.end() ? nullptr : &*it;
+}
+
+Access AccessRules::resolve(const Principal& principal, bool loopback) const {
+  if (grants_.empty()) return Access::unrestricted();
+  if (const PrincipalGrant* grant = find(principal.name()); grant != nullptr) {
+    // A certificate or SASL user literally named ANONYMOUS is not the
+    // unauthenticated client the ANONYMOUS rule is for.
+    if (principal.is_anonymous() || principal.name() != Principal::kAnonymousName) return Access::granted(*grant);
+    return Access::denied();
+  }
+  if (principal.is_anonymous() && loopback) return Access::unrestricted();
+  return Access::denied();
+}
+
+}  // namespace pp
