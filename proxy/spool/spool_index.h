@@ -1,0 +1,127 @@
+// What the spool still owes (docs/design/SPOOL.md, "What recovery yields",
+// "Deleting segments"): fed every durable entry in order, it keeps only the
+// unresolved ones' metadata (never record bytes): client records not yet
+// acknowledged or failed, with how far each is sequenced; batches sequenced
+// and not resolved, with their identity; the last producer identity and
+// cluster view; and per segment how many unresolved entries it holds, so the
+// oldest segments can be deleted once nothing in them is owed.
+// Recovery fills one from the segments; the writer keeps one current as its
+// appends become durable. Not thread-safe; one owner.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proxy/spool/spool_entry.h"
+
+namespace pp::spool {
+
+// Where an entry's bytes are: its segment, offset and encoded size.
+struct EntryLocation {
+  std::uint64_t segment = 0;
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
+// Client records still owed: records [first_unsequenced, record_count) have
+// no batch yet (none when equal).
+struct PendingRecords {
+  EntryId id = kNoEntry;
+  std::int64_t time_ms = 0;
+  EntryLocation location;
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int16_t acks = -1;
+  std::int64_t client_producer_id = -1;
+  std::int16_t client_producer_epoch = -1;
+  std::int32_t client_base_sequence = -1;
+  std::int32_t record_count = 0;
+  std::int32_t first_unsequenced = 0;
+};
+
+// A batch sequenced and not resolved: replayed with exactly this identity.
+struct PendingBatch {
+  EntryId id = kNoEntry;
+  std::uint64_t segment = 0;
+  std::int64_t time_ms = 0;
+  SequencedEntry batch;
+};
+
+class SpoolIndex {
+ public:
+  // Applies one durable entry read from or written to `location`. Entries
+  // must come in id order. References to entries no longer held (resolved,
+  // or in a deleted segment) are ignored.
+  void apply(const Entry& entry, const EntryLocation& location);
+  // Bytes of a segment that are not entries (its header, damage kept).
+  void add_segment_bytes(std::uint64_t segment, std::size_t bytes);
+
+  // Records with something not yet sequenced, in append order.
+  std::vector<PendingRecords> unsequenced_records() const;
+  // Every unresolved client records entry, in append order.
+  std::vector<PendingRecords> unresolved_records() const;
+  // Batches sequenced and unresolved, in sequencing order (so per partition
+  // in sequence order).
+  std::vector<PendingBatch> unresolved_batches() const;
+  const PendingRecords* records(EntryId id) const;
+
+  const std::optional<IdentityEntry>& identity() const { return identity_; }
+  const std::optional<ClusterViewEntry>& cluster_view() const { return cluster_view_; }
+
+  // The oldest segments, in order, that hold nothing unresolved and are
+  // older than `active` (never the active one); forgotten by the index, to
+  // be deleted by the caller. Only a prefix: a resolution in a later segment
+  // may refer to an earlier one, so segments go oldest first.
+  std::vector<std::uint64_t> take_deletable(std::uint64_t active);
+
+  std::size_t bytes() const;
+  std::size_t segment_bytes(std::uint64_t segment) const;
+  std::size_t unresolved_in_segment(std::uint64_t segment) const;
+  std::int64_t unresolved_record_count() const { return unresolved_record_count_; }
+  // Append time of the oldest unresolved records entry, if any.
+  std::optional<std::int64_t> oldest_record_ms() const;
+  std::vector<std::uint64_t> segments() const;
+
+ private:
+  struct Coverage {
+    EntryId batch = kNoEntry;
+    std::int32_t end = 0;
+  };
+  struct RecordsState {
+    PendingRecords info;
+    std::vector<Coverage> live;     // ranges of unresolved batches
+    std::int32_t resolved_end = 0;  // furthest end of a resolved batch's range
+    std::int32_t done = 0;          // records in resolved batches
+    bool failed_rest = false;       // what is unsequenced was failed directly
+  };
+  struct BatchState {
+    PendingBatch pending;
+  };
+  struct SegmentState {
+    std::size_t bytes = 0;
+    std::size_t unresolved = 0;
+  };
+
+  void add_records(const Entry& entry, const RecordsEntry& records, const EntryLocation& location);
+  void add_batch(const Entry& entry, const SequencedEntry& batch, const EntryLocation& location);
+  void resolve(const ResolvedEntry& resolved);
+  // Removes a batch; `outcome` empty: superseded or voided (its records are
+  // unsequenced again), else resolved.
+  void drop_batch(EntryId id, bool resolved);
+  void maybe_finish_records(EntryId id);
+  std::int32_t sequenced_end(const RecordsState& r) const;
+  void release(std::uint64_t segment);
+
+  std::map<EntryId, RecordsState> records_;
+  std::map<EntryId, BatchState> batches_;
+  std::map<std::uint64_t, SegmentState> segments_;
+  std::optional<IdentityEntry> identity_;
+  std::optional<ClusterViewEntry> cluster_view_;
+  std::int64_t unresolved_record_count_ = 0;
+};
+
+}  // namespace pp::spool

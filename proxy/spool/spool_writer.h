@@ -1,0 +1,144 @@
+// The spool's one writer (docs/design/SPOOL.md, "Writing"): appends entries
+// to append-only segments of about `segment_bytes`, and completes each append
+// on the loop, by its callback, only once its bytes are durable. Appends from
+// every connection that arrive while a commit is under way, or within
+// `fsync_interval_ms` of the first of them, share one write and one
+// fdatasync (group commit); with FsyncPolicy::kAlways each append has its
+// own. The file work (open, pwrite, fdatasync, ftruncate, unlink) runs on
+// libuv's threadpool as one job per commit; the loop thread never blocks
+// on the disk.
+//
+// Entry ids are given at commit, in commit order, and handed to the
+// callback: a later entry refers to an earlier one only once that one is
+// durable (a batch's identity names records already in the spool).
+//
+// Failures: a write or sync error (ENOSPC, EIO, ...) fails exactly the
+// appends of that commit with the libuv error, which callers answer with a
+// retriable error; the segment is cut back to what was durable, or, when
+// that is not possible or the sync failed, sealed and a new one started, and
+// the failed entries are voided by the next commit so a restart never uses
+// them. The writer keeps accepting; appends succeed again once the disk
+// does. Nothing throws or aborts.
+//
+// `max_bytes` bounds the spool: a records append that would take the bytes
+// on disk and queued past it is refused at once (Refusal::kFull, nothing
+// written). Identity, sequencing, resolution and cluster-view entries are
+// never refused for room: resolutions are what free it.
+//
+// Loop thread only. Destroy only after close() completed, or with nothing
+// pending: a commit in flight then finishes on the threadpool and is dropped.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "proxy/base/bytes.h"
+#include "proxy/base/log_limiter.h"
+#include "proxy/net/timer.h"
+#include "proxy/spool/spool_entry.h"
+#include "proxy/spool/spool_index.h"
+#include "proxy/spool/spool_observer.h"
+#include "proxy/spool/spool_recovery.h"
+
+namespace pp::spool {
+
+enum class FsyncPolicy : std::uint8_t { kGroup, kAlways };
+
+struct SpoolWriterConfig {
+  std::size_t max_bytes = std::size_t{1} << 30;
+  std::size_t segment_bytes = std::size_t{64} << 20;
+  FsyncPolicy fsync = FsyncPolicy::kGroup;
+  // The longest the first append of a group waits for others to join it.
+  std::uint64_t fsync_interval_ms = 2;
+};
+
+class SpoolWriter {
+ public:
+  enum class Refusal : std::uint8_t {
+    kFull,    // over max_bytes: answer the client with a retriable error
+    kClosed,  // close() was called
+  };
+  // status 0: durable, `id` is the entry's id. Otherwise a negative libuv
+  // error (UV_ENOSPC, UV_EIO, ...): not durable, id kNoEntry; retriable.
+  using Done = std::function<void(int status, EntryId id)>;
+
+  SpoolWriter(uv_loop_t* loop, SpoolWriterConfig config, RecoveredSpool recovered, SpoolObserver* observer);
+  ~SpoolWriter();
+  SpoolWriter(const SpoolWriter&) = delete;
+  SpoolWriter& operator=(const SpoolWriter&) = delete;
+
+  // Queues `body` (copied) for the next commit. `done` runs on the loop,
+  // never from inside append().
+  std::expected<void, Refusal> append(const EntryBody& body, Done done);
+
+  // Commits what is queued, closes the segment, then calls `closed`. Later
+  // appends are refused.
+  void close(std::function<void()> closed);
+
+  // What is durable: the entries owed, the last identity, per segment.
+  const SpoolIndex& index() const { return index_; }
+  // Bytes on disk plus bytes queued or being written.
+  std::size_t bytes_used() const;
+  std::uint64_t active_segment() const { return segment_; }
+
+  // A commit's file work, run on the threadpool. Visible for the
+  // implementation's callbacks.
+  struct Job;
+
+ private:
+  struct Pending {
+    std::size_t offset = 0;  // in pending_bytes_
+    std::size_t size = 0;
+    Entry entry;  // a records entry's batch is cleared: the index keeps no record bytes
+    Done done;
+  };
+
+  void schedule();
+  void start_commit();
+  std::size_t take_group(bool roll) const;
+  void add_checkpoint(Job& job);
+  void add_entry(Job& job, const Entry& entry, Bytes* encoded);
+  void finish(Job& job);
+  void finish_ok(Job& job);
+  void finish_failed(Job& job);
+  void delete_resolved_segments();
+  void report_usage();
+
+  uv_loop_t* loop_;
+  SpoolWriterConfig config_;
+  SpoolObserver* observer_;
+  SpoolObserver null_observer_;
+  std::string dir_;
+  SpoolIndex index_;
+  std::map<std::uint64_t, std::string> paths_;
+  EntryId next_id_;
+  std::uint64_t next_segment_;
+
+  int fd_ = -1;  // the active segment; -1: the next commit starts one
+  std::uint64_t segment_ = 0;
+  std::size_t segment_size_ = 0;  // bytes durable in it
+
+  Bytes pending_bytes_;
+  std::vector<Pending> pending_;
+  std::uint64_t first_pending_ms_ = 0;
+  std::vector<EntryId> to_void_;
+  std::vector<std::string> to_unlink_;
+
+  Job* job_ = nullptr;  // the commit in flight, owned by the threadpool request
+  std::size_t in_flight_bytes_ = 0;
+  bool failing_ = false;  // the last commit failed: the next success is logged
+  LogLimiter write_errors_{std::chrono::seconds(10)};
+  bool closing_ = false;
+  std::function<void()> on_closed_;
+  net::Timer timer_;
+};
+
+}  // namespace pp::spool

@@ -1,0 +1,97 @@
+// The on-disk format: every entry kind encodes and decodes to itself, whole;
+// cut at any byte or followed by garbage it is refused, never misread
+// (tests/unit/records/test_util.h's habit); the header refuses other magics,
+// damaged headers and newer versions.
+#include "proxy/spool/spool_format.h"
+
+#include <gtest/gtest.h>
+
+#include "proxy/protocol/wire_reader.h"
+#include "tests/unit/spool/spool_test_support.h"
+
+namespace pp::spool {
+namespace {
+
+std::vector<Entry> one_of_each(const Bytes& batch) {
+  SequencedEntry seq{"t", 3, 7000, 2, 40, 5, 0, {RecordRange{1, 0, 3}, RecordRange{2, 1, 2}}};
+  return {
+      Entry{1, 100, testing::records_entry(batch, 3)},
+      Entry{2, 101, IdentityEntry{7000, 2}},
+      Entry{3, 102, seq},
+      Entry{4, 103, ResolvedEntry{3, Outcome::kAcknowledged, 0, 1234}},
+      Entry{5, 104, ClusterViewEntry{{TopicPartitions{"t", 4}, TopicPartitions{"logs-a", 1}}}},
+  };
+}
+
+TEST(SpoolFormat, EveryKindRoundTripsWhole) {
+  const Bytes batch = testing::make_batch(3);
+  for (const Entry& e : one_of_each(batch)) {
+    Bytes out;
+    const std::size_t size = encode_entry(e, out);
+    ASSERT_EQ(size, out.size());
+    EXPECT_EQ(size, encoded_size(e.body));
+    const auto decoded = decode_entry_payload(ByteView(out).subspan(kEntryFrameBytes));
+    ASSERT_TRUE(decoded) << decoded.error().describe();
+    EXPECT_EQ(decoded->id, e.id);
+    EXPECT_EQ(decoded->time_ms, e.time_ms);
+    EXPECT_EQ(decoded->body, e.body);
+  }
+}
+
+TEST(SpoolFormat, CutAtAnyByteOrWithGarbageAppendedIsRefused) {
+  const Bytes batch = testing::make_batch(3);
+  for (const Entry& e : one_of_each(batch)) {
+    Bytes out;
+    encode_entry(e, out);
+    const ByteView payload = ByteView(out).subspan(kEntryFrameBytes);
+    for (std::size_t n = 0; n < payload.size(); ++n) {
+      EXPECT_FALSE(decode_entry_payload(payload.first(n))) << "kind " << e.body.index() << " cut at " << n;
+    }
+    Bytes longer(payload.begin(), payload.end());
+    longer.push_back(0);
+    EXPECT_FALSE(decode_entry_payload(longer)) << "kind " << e.body.index();
+  }
+}
+
+TEST(SpoolFormat, ReferencesMustPointBackwards) {
+  Bytes out;
+  encode_entry(Entry{4, 0, ResolvedEntry{4, Outcome::kFailed, 2, -1}}, out);
+  EXPECT_FALSE(decode_entry_payload(ByteView(out).subspan(kEntryFrameBytes)));
+  out.clear();
+  encode_entry(Entry{4, 0, SequencedEntry{"t", 0, 1, 0, 0, 1, 0, {RecordRange{9, 0, 1}}}}, out);
+  EXPECT_FALSE(decode_entry_payload(ByteView(out).subspan(kEntryFrameBytes)));
+}
+
+TEST(SpoolFormat, RecordsMustBeOneWholeBatchWithTheCountSaid) {
+  const Bytes batch = testing::make_batch(3);
+  Bytes out;
+  encode_entry(Entry{1, 0, testing::records_entry(batch, 2)}, out);
+  EXPECT_FALSE(decode_entry_payload(ByteView(out).subspan(kEntryFrameBytes)));
+}
+
+TEST(SpoolFormat, HeaderRoundTripsAndRefusesDamageAndNewerVersions) {
+  Bytes header;
+  encode_segment_header(SegmentHeader{kFormatVersion, 42, 99}, header);
+  ASSERT_EQ(header.size(), kSegmentHeaderBytes);
+  const HeaderResult ok = decode_segment_header(header);
+  EXPECT_FALSE(ok.problem);
+  EXPECT_EQ(ok.header.segment_id, 42U);
+  EXPECT_EQ(ok.header.created_ms, 99);
+
+  Bytes newer;
+  encode_segment_header(SegmentHeader{kFormatVersion + 1, 42, 99}, newer);
+  EXPECT_EQ(decode_segment_header(newer).problem, HeaderProblem::kNewerVersion);
+  // Recognised as newer from the magic and version alone, whatever follows.
+  EXPECT_EQ(decode_segment_header(ByteView(newer).first(12)).problem, HeaderProblem::kNewerVersion);
+
+  Bytes flipped = header;
+  flipped[20] ^= 1;
+  EXPECT_EQ(decode_segment_header(flipped).problem, HeaderProblem::kBadChecksum);
+  Bytes magic = header;
+  magic[0] = 'X';
+  EXPECT_EQ(decode_segment_header(magic).problem, HeaderProblem::kBadMagic);
+  EXPECT_EQ(decode_segment_header(ByteView(header).first(20)).problem, HeaderProblem::kTruncated);
+}
+
+}  // namespace
+}  // namespace pp::spool
