@@ -23,6 +23,13 @@ inline constexpr std::int16_t kProduceTopicIdVersion = 13;
 inline constexpr std::int16_t kProduceWindowVersion = 14;
 inline constexpr std::int32_t kProducerStateBatchesToRetainTag = 1;
 inline constexpr std::int32_t kDefaultBatchesToRetain = 5;
+// Provisional until KIP-1269 is voted: the KIP's later revision moves
+// ProducerStateBatchesToRetain into TopicProduceResponse (the topic config
+// producer.state.batches.to.retain), and no published schema gives its tag
+// yet. Tag 0 is TopicProduceResponse's first free tag. A response may carry
+// either placement or both; the partition's value wins where it is present
+// (docs/design/PIPELINE.md, "Learning the window").
+inline constexpr std::int32_t kTopicProducerStateBatchesToRetainTag = 0;
 
 struct ProducePartitionData {
   std::int32_t index = 0;
@@ -153,6 +160,7 @@ struct ProduceTopicResponse {
   std::string name;  // v0-12
   Uuid topic_id;     // v13+
   std::vector<ProducePartitionResponse> partition_responses;
+  std::int32_t producer_state_batches_to_retain = kDefaultBatchesToRetain;  // v14+, provisional tag 0
   RawTaggedFields unknown_tags;
 
   bool operator==(const ProduceTopicResponse&) const = default;
@@ -162,6 +170,8 @@ struct ProduceTopicResponse {
         field("name", &S::name, between(0, kProduceTopicIdVersion - 1)),
         field("topic_id", &S::topic_id, since(kProduceTopicIdVersion)),
         field("partition_responses", &S::partition_responses, kAll),
+        field("producer_state_batches_to_retain", &S::producer_state_batches_to_retain, since(kProduceWindowVersion))
+            .tagged_as(kTopicProducerStateBatchesToRetainTag, since(kProduceWindowVersion)),
     };
   }
 };
