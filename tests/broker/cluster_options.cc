@@ -1,6 +1,7 @@
 #include "tests/broker/cluster_options.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 namespace pp::test_broker {
@@ -64,6 +65,45 @@ std::optional<NoStateRule> parse_no_state_rule(std::string_view text) {
     if (text == to_string(r)) return r;
   }
   return std::nullopt;
+}
+
+std::string_view to_string(RetainPlacement placement) {
+  switch (placement) {
+    case RetainPlacement::kPartition:
+      return "partition";
+    case RetainPlacement::kTopic:
+      return "topic";
+    case RetainPlacement::kBoth:
+      return "both";
+  }
+  return "?";
+}
+
+std::optional<RetainPlacement> parse_retain_placement(std::string_view text) {
+  for (auto p : {RetainPlacement::kPartition, RetainPlacement::kTopic, RetainPlacement::kBoth}) {
+    if (text == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+std::expected<void, std::string> apply_test_environment(TestClusterOptions& options) {
+  if (const char* rule = std::getenv("PP_TEST_FIRST_SEQUENCE_RULE"); rule && *rule) {
+    const std::string_view v(rule);
+    if (v == "1") {
+      options.no_state_rule = NoStateRule::kKafka4_5;
+    } else if (v != "0") {
+      return std::unexpected("PP_TEST_FIRST_SEQUENCE_RULE must be 0 or 1, not '" + std::string(v) + "'");
+    }
+  }
+  if (const char* placement = std::getenv("PP_TEST_RETAIN_PLACEMENT"); placement && *placement) {
+    auto parsed = parse_retain_placement(placement);
+    if (!parsed) {
+      return std::unexpected("PP_TEST_RETAIN_PLACEMENT must be partition, topic or both, not '" +
+                             std::string(placement) + "'");
+    }
+    options.retain_placement = *parsed;
+  }
+  return {};
 }
 
 std::expected<void, std::string> validate(const TestClusterOptions& options) {

@@ -49,6 +49,15 @@ enum class NoStateRule : std::uint8_t {
 std::string_view to_string(NoStateRule rule);
 std::optional<NoStateRule> parse_no_state_rule(std::string_view text);  // "0.11", "1.0", "2.5", "4.5"
 
+// Where a v14 Produce answer carries ProducerStateBatchesToRetain (KIP-1269):
+// the seed design's PartitionProduceResponse tag 1, the revised
+// TopicProduceResponse tag (kTopicProducerStateBatchesToRetainTag,
+// provisional), or both.
+enum class RetainPlacement : std::uint8_t { kPartition, kTopic, kBoth };
+
+std::string_view to_string(RetainPlacement placement);
+std::optional<RetainPlacement> parse_retain_placement(std::string_view text);  // "partition", "topic", "both"
+
 // What InitProducerId does with a v3+ request naming a known id and epoch.
 enum class InitProducerIdMode : std::uint8_t {
   // KIP-360 as written: the same id comes back with the epoch bumped.
@@ -82,6 +91,7 @@ struct TestClusterOptions {
   // Seeds topic ids and the fault dice; nullopt picks one (and logs it).
   std::optional<std::uint64_t> seed;
   NoStateRule no_state_rule = NoStateRule::kKafka2_5;
+  RetainPlacement retain_placement = RetainPlacement::kPartition;
   InitProducerIdMode init_producer_id_mode = InitProducerIdMode::kBumpEpoch;
   std::string host = "127.0.0.1";
   std::size_t max_request_bytes = 100 * 1024 * 1024;
@@ -96,5 +106,14 @@ struct TestClusterOptions {
 
 // Checks counts, names and RETAIN >= 5; the message says what is wrong.
 std::expected<void, std::string> validate(const TestClusterOptions& options);
+
+// The environment a suite runs the test cluster under (docs/design/INTERFACES.md,
+// Test cluster), so one suite runs against several broker generations:
+//   PP_TEST_FIRST_SEQUENCE_RULE=1          no_state_rule 4.5 (KAFKA-15591)
+//   PP_TEST_RETAIN_PLACEMENT=partition|topic|both
+// Applied by the test-cluster binary and by the in-process harnesses that
+// call it; an unset variable leaves `options` as they are. An unparsable
+// value is an error, so a typo cannot pass as the default.
+std::expected<void, std::string> apply_test_environment(TestClusterOptions& options);
 
 }  // namespace pp::test_broker

@@ -73,21 +73,45 @@ Status ClusterState::create_topic(const TopicSpec& spec) {
   do {
     for (auto& b : t->id.bytes) b = static_cast<std::uint8_t>(rng_());
   } while (t->id.is_zero() || topic(t->id));
-  for (int i = 0; i < spec.partitions; ++i) {
-    auto p = std::make_unique<Partition>();
-    p->topic = t->name;
-    p->topic_id = t->id;
-    p->index = i;
-    p->topic_retain = spec.retain;
-    p->log.set_retention_bytes(options_.retain_log_bytes);
-    // Leaders spread round-robin across brokers and topics, as Kafka's
-    // replica assignment does.
-    p->leader = brokers_[partitions_created_++ % brokers_.size()].id;
-    if (!broker(p->leader)->up) p->leader = next_up_broker_after(p->leader);
-    p->producers.reset(effective_retain(*p));
-    t->partitions.push_back(std::move(p));
-  }
+  for (int i = 0; i < spec.partitions; ++i) add_partition(*t);
   topics_.push_back(std::move(t));
+  return {};
+}
+
+void ClusterState::add_partition(Topic& t) {
+  auto p = std::make_unique<Partition>();
+  p->topic = t.name;
+  p->topic_id = t.id;
+  p->index = static_cast<std::int32_t>(t.partitions.size());
+  p->topic_retain = t.retain;
+  p->log.set_retention_bytes(options_.retain_log_bytes);
+  // Leaders spread round-robin across brokers and topics, as Kafka's
+  // replica assignment does.
+  p->leader = brokers_[partitions_created_++ % brokers_.size()].id;
+  if (!broker(p->leader)->up) p->leader = next_up_broker_after(p->leader);
+  p->producers.reset(effective_retain(*p));
+  t.partitions.push_back(std::move(p));
+}
+
+Status ClusterState::delete_topic(std::string_view name) {
+  auto it = std::find_if(topics_.begin(), topics_.end(), [&](const auto& t) { return t->name == name; });
+  if (it == topics_.end()) return std::unexpected("no topic '" + std::string(name) + "'");
+  log().info("topic '{}' deleted", name);
+  deleted_topics_.push_back(std::move(*it));
+  topics_.erase(it);
+  return {};
+}
+
+Status ClusterState::create_partitions(std::string_view name, int total) {
+  Topic* t = topic(name);
+  if (!t) return std::unexpected("no topic '" + std::string(name) + "'");
+  const auto have = static_cast<int>(t->partitions.size());
+  if (total <= have || total > 10000) {
+    return std::unexpected("topic '" + t->name + "' has " + std::to_string(have) + " partitions; " +
+                           std::to_string(total) + " is not more (or over 10000)");
+  }
+  while (static_cast<int>(t->partitions.size()) < total) add_partition(*t);
+  log().info("topic '{}' now has {} partitions", name, total);
   return {};
 }
 

@@ -98,6 +98,12 @@ class ClusterState {
   Topic* topic(const Uuid& id);
   Partition* partition(std::string_view topic, std::int32_t index);
   Status create_topic(const TopicSpec& spec);
+  // DeleteTopics: the topic and its logs are gone; a topic created again under
+  // the name gets a new id and empty, never-written logs (KIP-516).
+  Status delete_topic(std::string_view name);
+  // CreatePartitions: the topic grows to `total` partitions (more than it
+  // has, as Kafka's INVALID_PARTITIONS requires); the new ones are empty.
+  Status create_partitions(std::string_view name, int total);
 
   // The producer-state window of `broker` for `p`: the topic's RETAIN on a
   // KIP-1269 broker, 5 on a legacy one, 1 when imitating 0.11.
@@ -128,6 +134,7 @@ class ClusterState {
   ProducerIdGrant init_producer_id(std::int64_t producer_id, std::int16_t producer_epoch, std::int16_t version);
 
  private:
+  void add_partition(Topic& t);
   void rebuild_producer_state(Partition& p);
   BrokerId next_up_broker_after(BrokerId id) const;
 
@@ -137,6 +144,9 @@ class ClusterState {
   FaultSettings faults_;
   std::vector<BrokerInfo> brokers_;
   std::vector<std::unique_ptr<Topic>> topics_;
+  // Deleted topics stay allocated: a request being answered may still hold
+  // their partitions (HeldBatch); nothing finds them any more.
+  std::vector<std::unique_ptr<Topic>> deleted_topics_;
   std::size_t partitions_created_ = 0;  // spreads leaders round-robin across topics
   std::int64_t next_producer_id_ = 1000;
   std::unordered_map<std::int64_t, std::int16_t> producer_epochs_;  // the "coordinator"

@@ -6,6 +6,9 @@
 //   disconnect-produce BROKER COUNT before|after cut the next Produce requests
 //   close-connections BROKER                     close every client connection now
 //   reject-key TOPIC PARTITION KEY ERROR_NAME    refuse batches holding that key, no record_errors
+//   create-topic NAME:PARTITIONS[:RETAIN]        CreateTopics (a new topic id)
+//   delete-topic NAME                            DeleteTopics
+//   create-partitions NAME TOTAL                 CreatePartitions: grow to TOTAL partitions
 #include <charconv>
 #include <sstream>
 #include <vector>
@@ -130,6 +133,22 @@ std::string TestCluster::execute(std::string_view command_line) {
     auto count = parse_number<int>(w[2]);
     if (!broker || !count) return usage(kForm);
     return reply(disconnect_next_produce(*broker, *count, w[3] == "after"));
+  }
+  if (cmd == "create-topic") {
+    if (w.size() != 2) return usage("create-topic NAME:PARTITIONS[:RETAIN]");
+    auto spec = parse_topic_spec(w[1]);
+    if (!spec) return "error: " + spec.error();
+    return reply(create_topic(*spec));
+  }
+  if (cmd == "delete-topic") {
+    if (w.size() != 2) return usage("delete-topic NAME");
+    return reply(delete_topic(w[1]));
+  }
+  if (cmd == "create-partitions") {
+    if (w.size() != 3) return usage("create-partitions NAME TOTAL");
+    auto total = parse_number<int>(w[2]);
+    if (!total) return usage("create-partitions NAME TOTAL");
+    return reply(create_partitions(w[1], *total));
   }
   if (cmd == "close-connections") {
     if (w.size() != 2) return usage("close-connections BROKER");

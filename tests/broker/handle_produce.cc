@@ -206,8 +206,11 @@ class PartitionProducer {
 
   void set_window() {
     // KIP-1269 (v14): the leader announces its window; the codec omits the
-    // tag when it is the default 5. Legacy brokers never reach v14.
-    if (!self_.legacy) out_.producer_state_batches_to_retain = cluster_.retain_on(self_.id, p_);
+    // tag when it is the default 5. Legacy brokers never reach v14. The
+    // topic-level placement is written by handle_produce.
+    if (!self_.legacy && cluster_.options().retain_placement != RetainPlacement::kTopic) {
+      out_.producer_state_batches_to_retain = cluster_.retain_on(self_.id, p_);
+    }
   }
 
   ClusterState& cluster_;
@@ -264,6 +267,13 @@ ProduceResult handle_produce(ClusterState& cluster, BrokerId self, const Produce
         if (version >= 8 && outcome.reason[0] != '\0') pr.error_message = outcome.reason;
       }
       tr.partition_responses.push_back(std::move(pr));
+    }
+    // KIP-1269 as revised: the topic's producer.state.batches.to.retain in
+    // TopicProduceResponse (provisional tag), for every topic this broker
+    // knows, as the topic config is the same for all its partitions here.
+    if (topic && !topic->partitions.empty() && !me->legacy &&
+        cluster.options().retain_placement != RetainPlacement::kPartition) {
+      tr.producer_state_batches_to_retain = cluster.retain_on(self, *topic->partitions.front());
     }
     result.response.responses.push_back(std::move(tr));
   }

@@ -68,12 +68,27 @@ int main(int argc, char** argv) {
                  "per partition: release the oldest batches' payload past this many bytes (0 = keep all)")
       ->check(CLI::NonNegativeNumber);  // CLI11 would wrap "-1" into a huge size_t
   auto* seed_option = app.add_option("--seed", seed, "seed for topic ids and fault dice");
+  bool first_sequence_rule = false;
+  app.add_flag("--first-sequence-rule", first_sequence_rule,
+               "KAFKA-15591 (Kafka 4.5): a producer without state on a partition that never held a record must "
+               "start at sequence 0, else OUT_OF_ORDER_SEQUENCE_NUMBER (also PP_TEST_FIRST_SEQUENCE_RULE=1)");
+  std::string placement;
+  app.add_option("--retain-placement", placement,
+                 "where v14 answers carry ProducerStateBatchesToRetain: partition (default), topic or both "
+                 "(also PP_TEST_RETAIN_PLACEMENT)")
+      ->check(CLI::IsMember({"partition", "topic", "both"}));
+  if (auto env = apply_test_environment(options); !env) {
+    std::cerr << "test-cluster: " << env.error() << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  if (first_sequence_rule) options.no_state_rule = NoStateRule::kKafka4_5;
+  if (!placement.empty()) options.retain_placement = *parse_retain_placement(placement);
   for (const auto& t : topics) {
     auto spec = parse_topic_spec(t);
     if (!spec) {
@@ -88,6 +103,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  log().info("no-state rule {}, window placement {}", to_string(options.no_state_rule),
+             to_string(options.retain_placement));
   if (pipe(g_signal_pipe) != 0) return 1;
   struct sigaction sa {};
   sa.sa_handler = on_signal;

@@ -161,6 +161,14 @@ Status TestCluster::create_topic(const TopicSpec& spec) {
   return impl_->call([&] { return impl_->cluster->create_topic(spec); });
 }
 
+Status TestCluster::delete_topic(std::string_view topic) {
+  return impl_->call([&] { return impl_->cluster->delete_topic(topic); });
+}
+
+Status TestCluster::create_partitions(std::string_view topic, int total) {
+  return impl_->call([&] { return impl_->cluster->create_partitions(topic, total); });
+}
+
 Status TestCluster::move_leader(std::string_view topic, std::int32_t partition, BrokerId to,
                                 std::size_t truncate_batches) {
   return impl_->call([&]() -> Status {

@@ -65,6 +65,9 @@ class TestCluster {
   std::uint64_t seed() const;
 
   Status create_topic(const TopicSpec& spec);
+  // DeleteTopics and CreatePartitions (ClusterState::delete_topic, create_partitions).
+  Status delete_topic(std::string_view topic);
+  Status create_partitions(std::string_view topic, int total);
 
   // ---- fault injection (docs/design/PIPELINE.md D.5) ----
   // Leadership moves bump the partition's leader epoch. `truncate_batches`
