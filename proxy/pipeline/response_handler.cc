@@ -23,6 +23,18 @@ bool window_not_learnable(ErrorCode e) {
          e == ErrorCode::kKafkaStorageError;
 }
 
+// KIP-1269 as first proposed puts the window in the partition's answer, as
+// revised in the topic's (kTopicProducerStateBatchesToRetainTag, provisional).
+// A tagged field at its default is never written (KIP-482), so a partition
+// value other than 5 is one the broker sent, and it wins over the topic's;
+// otherwise the topic's applies; neither sent means 5.
+std::int32_t announced_window(const ProduceTopicResponse& topic, const ProducePartitionResponse& partition) {
+  if (partition.producer_state_batches_to_retain != kDefaultBatchesToRetain) {
+    return partition.producer_state_batches_to_retain;
+  }
+  return topic.producer_state_batches_to_retain;
+}
+
 // Enough halvings to single out two refused runs among `runs`: each one takes
 // ceil(log2(runs)). Past it a refused part fails whole, so a partition-wide
 // refusal costs O(log runs) resends, not O(runs).
@@ -36,41 +48,41 @@ std::int32_t bisection_budget(std::size_t runs) {
 void ResponseHandler::on_produce_result(const InFlightRequest& request, ProduceResult result) {
   observer_.on_produce_response(request.node, clock_.now_ms() - request.sent_ms);
   if (!result) {
-    for (const auto& b : request.batches) handle_batch(request, b, result.error(), nullptr);
+    for (const auto& b : request.batches) handle_batch(request, b, result.error(), Answer{});
     return;
   }
   const ProduceResponse& response = *result;
   // KIP-951: endpoints of new leaders first, so a hint naming one can be followed.
   if (!response.node_endpoints.empty()) upstream_.learn_brokers(response.node_endpoints);
   for (const auto& b : request.batches) {
-    if (const ProducePartitionResponse* found = find_answer(request, response, b->tp)) {
-      handle_batch(request, b, found->error_code, found);
+    if (const Answer found = find_answer(request, response, b->tp); found.partition) {
+      handle_batch(request, b, found.partition->error_code, found);
     } else {
       spdlog::warn("broker {} answered without partition {}: treating it as a timeout", request.node,
                    b->tp.to_string());
-      handle_batch(request, b, ErrorCode::kRequestTimedOut, nullptr);
+      handle_batch(request, b, ErrorCode::kRequestTimedOut, Answer{});
     }
   }
 }
 
-const ProducePartitionResponse* ResponseHandler::find_answer(const InFlightRequest& request,
-                                                             const ProduceResponse& response,
-                                                             const TopicPartition& tp) const {
+ResponseHandler::Answer ResponseHandler::find_answer(const InFlightRequest& request, const ProduceResponse& response,
+                                                     const TopicPartition& tp) const {
   const Uuid id = topics_.topic_id(tp.topic);
-  const ProducePartitionResponse* found = nullptr;
+  Answer found;
   for (const auto& topic : response.responses) {
     const bool same_topic =
         request.version >= kProduceTopicIdVersion ? !id.is_zero() && topic.topic_id == id : topic.name == tp.topic;
     if (!same_topic) continue;
     for (const auto& part : topic.partition_responses) {
-      if (part.index == tp.partition) found = &part;
+      if (part.index == tp.partition) found = Answer{&topic, &part};
     }
   }
   return found;
 }
 
 void ResponseHandler::handle_batch(const InFlightRequest& request, const BatchPtr& b, ErrorCode error,
-                                   const ProducePartitionResponse* pr) {
+                                   const Answer& answer) {
+  const ProducePartitionResponse* pr = answer.partition;
   auto found = partitions_.find(b->tp);
   if (found == partitions_.end()) return;  // not reached: a partition with a batch in flight is never retired
   PartitionState& p = *found->second;
@@ -82,7 +94,7 @@ void ResponseHandler::handle_batch(const InFlightRequest& request, const BatchPt
   }
   if (!in_unacked(p, b)) return;  // already ended (aborted, or the producer went fatal)
   b->state = BatchState::kAwaitingRetry;
-  learn_window(p, b, error, pr, request.version);
+  learn_window(p, b, error, answer, request.version);
   if (error == ErrorCode::kCorruptMessage) ++b->corrupt_responses;
   const ResponseAction action = classify_response(error, facts_of(p, *b, pr));
   if (action.outcome == BatchOutcome::kComplete && request.node == p.leader_id()) p.set_leader_unconfirmed(false);
@@ -165,16 +177,16 @@ void ResponseHandler::apply(PartitionState& p, const BatchPtr& b, ErrorCode erro
   if (may_bump) bumper_.request(p, action.bump_reason);
 }
 
-void ResponseHandler::learn_window(PartitionState& p, const BatchPtr& b, ErrorCode error,
-                                   const ProducePartitionResponse* pr, std::int16_t version) {
+void ResponseHandler::learn_window(PartitionState& p, const BatchPtr& b, ErrorCode error, const Answer& answer,
+                                   std::int16_t version) {
   // Only the partition's current leader, unchanged since the send, speaks for it.
-  if (!pr || window_not_learnable(error) || b->sent_to_node != p.leader_id() ||
+  if (!answer.partition || window_not_learnable(error) || b->sent_to_node != p.leader_id() ||
       b->sent_to_leader_epoch != p.leader_epoch()) {
     return;
   }
   // KIP-1269: an absent tag, or a response older than v14, means 5.
   const std::int32_t announced =
-      version >= kProduceWindowVersion ? pr->producer_state_batches_to_retain : kDefaultBatchesToRetain;
+      version >= kProduceWindowVersion ? announced_window(*answer.topic, *answer.partition) : kDefaultBatchesToRetain;
   const std::int32_t window =
       std::clamp(announced, kInitialWindow, std::max(kInitialWindow, config_.max_partition_window));
   if (window != p.window()) {

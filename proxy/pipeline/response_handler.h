@@ -66,15 +66,18 @@ class ResponseHandler {
   void leader_changed(PartitionState& p, std::int32_t leader, std::int32_t epoch);
 
  private:
-  const ProducePartitionResponse* find_answer(const InFlightRequest& request, const ProduceResponse& response,
-                                              const TopicPartition& tp) const;
-  void handle_batch(const InFlightRequest& request, const BatchPtr& batch, ErrorCode error,
-                    const ProducePartitionResponse* response);
+  // The partition's answer and the topic answer holding it; both null when absent.
+  struct Answer {
+    const ProduceTopicResponse* topic = nullptr;
+    const ProducePartitionResponse* partition = nullptr;
+  };
+  Answer find_answer(const InFlightRequest& request, const ProduceResponse& response, const TopicPartition& tp) const;
+  void handle_batch(const InFlightRequest& request, const BatchPtr& batch, ErrorCode error, const Answer& answer);
   BatchFacts facts_of(const PartitionState& p, const ProducerBatch& batch,
                       const ProducePartitionResponse* response) const;
   void apply(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ResponseAction& action,
              const ProducePartitionResponse* response);
-  void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error, const ProducePartitionResponse* response,
+  void learn_window(PartitionState& p, const BatchPtr& batch, ErrorCode error, const Answer& answer,
                     std::int16_t version);
   void retry_later(PartitionState& p, const BatchPtr& batch, ErrorCode error, std::int64_t now);
   BatchPtr rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces, std::int32_t base_sequence);

@@ -29,18 +29,27 @@ struct SentProduce {
   std::function<void(ProduceResult)> done;
 };
 
+// Where a v14 answer writes the window (KIP-1269's two placements): the
+// partition's tag, the topic's provisional tag, or both.
+enum class WindowPlacement : std::uint8_t { kPartition, kTopic, kBoth };
+
 struct PartitionAnswer {
   ErrorCode error = ErrorCode::kNone;
   std::int64_t base_offset = 0;
-  std::int32_t window = 5;  // written as the v14 tag
+  std::int32_t window = 5;  // written as the v14 tag(s) of ScriptedUpstream::window_placement
   LeaderIdAndEpoch current_leader;
   std::int64_t log_start_offset = 0;
   std::vector<BatchIndexAndErrorMessage> record_errors;  // v8+ (KIP-467)
   std::optional<std::string> error_message;
+  // The topic's tag when it must differ from `window` (v14 only), whatever
+  // the placement: the first batch's answer speaks for its topic.
+  std::optional<std::int32_t> topic_window;
 };
 
 class ScriptedUpstream final : public UpstreamPort {
  public:
+  // Set by tests parametrised over the placements; reset by PipelineFixture.
+  static inline WindowPlacement window_placement = WindowPlacement::kPartition;
   std::map<std::int32_t, bool> node_ready;
   std::map<std::int32_t, std::int16_t> node_version;
   // A connection that negotiated less than produce_version() said: requests
@@ -159,7 +168,14 @@ class ScriptedUpstream final : public UpstreamPort {
       auto it = std::find_if(resp.responses.begin(), resp.responses.end(),
                              [&](const ProduceTopicResponse& t) { return t.name == b.tp.topic; });
       if (it == resp.responses.end()) {
-        resp.responses.push_back(ProduceTopicResponse{b.tp.topic, b.topic_id, {}, {}});
+        ProduceTopicResponse topic;
+        topic.name = b.tp.topic;
+        topic.topic_id = b.topic_id;
+        if (s.version >= 14 && window_placement != WindowPlacement::kPartition) {
+          topic.producer_state_batches_to_retain = a.window;  // the first batch's answer speaks for the topic
+        }
+        if (s.version >= 14 && a.topic_window) topic.producer_state_batches_to_retain = *a.topic_window;
+        resp.responses.push_back(std::move(topic));
         it = resp.responses.end() - 1;
       }
       ProducePartitionResponse pr;
@@ -167,7 +183,8 @@ class ScriptedUpstream final : public UpstreamPort {
       pr.error_code = a.error;
       pr.base_offset = a.error == ErrorCode::kNone ? a.base_offset : -1;
       pr.log_start_offset = a.log_start_offset;
-      pr.producer_state_batches_to_retain = s.version >= 14 ? a.window : 5;
+      pr.producer_state_batches_to_retain =
+          s.version >= 14 && window_placement != WindowPlacement::kTopic ? a.window : 5;
       pr.current_leader = a.current_leader;
       pr.record_errors = a.record_errors;
       pr.error_message = a.error_message;

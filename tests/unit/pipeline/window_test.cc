@@ -5,7 +5,16 @@
 namespace pp::testing {
 namespace {
 
-class WindowTest : public PipelineFixture {};
+// Every window test runs under each placement of the window in the v14
+// answer (KIP-1269 as first proposed, as revised, and both at once).
+class WindowTest : public PipelineFixture, public ::testing::WithParamInterface<WindowPlacement> {
+ public:
+  void SetUp() override {
+    PipelineFixture::SetUp();
+    ScriptedUpstream::window_placement = GetParam();
+  }
+  void TearDown() override { ScriptedUpstream::window_placement = WindowPlacement::kPartition; }
+};
 
 // Sends one batch per poll until the producer holds the partition.
 int send_until_held(PipelineFixture& f, const std::string& topic, int max_batches) {
@@ -17,7 +26,7 @@ int send_until_held(PipelineFixture& f, const std::string& topic, int max_batche
   return static_cast<int>(f.upstream.produce_requests_sent - before);
 }
 
-TEST_F(WindowTest, StartsAtFiveAndLearnsTwentyFromTheFirstV14Response) {
+TEST_P(WindowTest, StartsAtFiveAndLearnsTwentyFromTheFirstV14Response) {
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
   submit("t", 0, 1);
@@ -34,7 +43,7 @@ TEST_F(WindowTest, StartsAtFiveAndLearnsTwentyFromTheFirstV14Response) {
   EXPECT_EQ(state("t", 0).new_batch_hold(producer->identity()), HoldReason::kWindowCount);
 }
 
-TEST_F(WindowTest, AbsentTagOrOlderVersionMeansFive) {
+TEST_P(WindowTest, AbsentTagOrOlderVersionMeansFive) {
   config.max_partition_window = 50;
   start();
   upstream.node_version[1] = 13;
@@ -48,7 +57,7 @@ TEST_F(WindowTest, AbsentTagOrOlderVersionMeansFive) {
   EXPECT_EQ(send_until_held(*this, "t", 10), 5);
 }
 
-TEST_F(WindowTest, LearnedWindowIsCappedByMaxPartitionWindow) {
+TEST_P(WindowTest, LearnedWindowIsCappedByMaxPartitionWindow) {
   config.max_partition_window = 8;
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
@@ -56,7 +65,7 @@ TEST_F(WindowTest, LearnedWindowIsCappedByMaxPartitionWindow) {
   EXPECT_EQ(state("t", 0).window(), 8);
 }
 
-TEST_F(WindowTest, PerConnectionCapLimitsAcrossPartitions) {
+TEST_P(WindowTest, PerConnectionCapLimitsAcrossPartitions) {
   upstream.max_in_flight_per_connection = 3;
   start();
   producer->on_metadata(leaders("t", {{1, 0}, {1, 0}}));
@@ -77,7 +86,7 @@ TEST_F(WindowTest, PerConnectionCapLimitsAcrossPartitions) {
   EXPECT_EQ(state("t", 0).inflight_batches(), 3);
 }
 
-TEST_F(WindowTest, LeaderChangeResetsToFiveAndDrainsTheOldLeaderFirst) {
+TEST_P(WindowTest, LeaderChangeResetsToFiveAndDrainsTheOldLeaderFirst) {
   start();
   producer->on_metadata(leaders("t", {{1, 0}}));
   ack_first_batch("t", 0, 20);
@@ -121,7 +130,7 @@ TEST_F(WindowTest, LeaderChangeResetsToFiveAndDrainsTheOldLeaderFirst) {
   EXPECT_EQ(upstream.outstanding.front().batches[0].base_sequence, 9);
 }
 
-TEST_F(WindowTest, StaleMetadataWithALowerLeaderEpochIsIgnored) {
+TEST_P(WindowTest, StaleMetadataWithALowerLeaderEpochIsIgnored) {
   start();
   producer->on_metadata(leaders("t", {{1, 5}}));
   producer->on_metadata(leaders("t", {{2, 4}}));
@@ -132,6 +141,53 @@ TEST_F(WindowTest, StaleMetadataWithALowerLeaderEpochIsIgnored) {
   EXPECT_EQ(state("t", 0).leader_id(), 1);
   EXPECT_EQ(state("t", 0).leader_epoch(), 5);
 }
+
+class WindowPlacementTest : public PipelineFixture {
+ public:
+  // The window learned from one v14 answer with these two tags.
+  std::int32_t learned(std::int32_t partition_tag, std::int32_t topic_tag) {
+    start();
+    producer->on_metadata(leaders("t", {{1, 0}}));
+    submit("t", 0, 1);
+    poll();
+    auto first = upstream.take();
+    ScriptedUpstream::answer(first, [&](const SentBatch&) {
+      PartitionAnswer a = ok(0, partition_tag);
+      a.topic_window = topic_tag;
+      return a;
+    });
+    return state("t", 0).window();
+  }
+};
+
+// KIP-1269 moved the tag from PartitionProduceResponse to TopicProduceResponse:
+// a response may carry either, or both, and the partition's own value wins.
+TEST_F(WindowPlacementTest, ThePartitionsValueWinsOverTheTopics) {
+  EXPECT_EQ(learned(10, 20), 10);
+}
+
+TEST_F(WindowPlacementTest, TheTopicsValueAppliesWhenThePartitionSendsNone) {
+  EXPECT_EQ(learned(5, 20), 20);  // 5 is the default: a tag never written
+}
+
+TEST_F(WindowPlacementTest, NeitherSentMeansFive) {
+  EXPECT_EQ(learned(5, 5), 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Placements, WindowTest,
+                         ::testing::Values(WindowPlacement::kPartition, WindowPlacement::kTopic,
+                                           WindowPlacement::kBoth),
+                         [](const ::testing::TestParamInfo<WindowPlacement>& info) {
+                           switch (info.param) {
+                             case WindowPlacement::kPartition:
+                               return "Partition";
+                             case WindowPlacement::kTopic:
+                               return "Topic";
+                             case WindowPlacement::kBoth:
+                               return "Both";
+                           }
+                           return "Unknown";
+                         });
 
 }  // namespace
 }  // namespace pp::testing
