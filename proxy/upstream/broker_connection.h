@@ -3,11 +3,11 @@
 //   disconnected -> connecting -> negotiating (ApiVersions) [-> authenticating] -> ready
 //         ^______________ backoff (exponential, jittered) _________________________|
 //
-// With SASL configured (broker_connection_sasl.cc), SaslHandshake v1 and
-// SaslAuthenticate follow ApiVersions. A session lifetime from the broker
-// (KIP-368) schedules re-authentication at 0.85 to 0.95 of it: from then no new
-// Produce is sent, the outstanding requests finish, the connection goes back to
-// authenticating on the same socket and is ready again afterwards.
+// With SASL configured, its SaslLogin runs SaslHandshake v1 and
+// SaslAuthenticate after ApiVersions. A session lifetime from the broker
+// (KIP-368) makes a re-authentication due at 0.85 to 0.95 of it: from then no
+// new Produce is sent, the outstanding requests finish, the connection goes
+// back to authenticating on the same socket and is ready again afterwards.
 //
 // Requests get increasing correlation ids and Kafka answers them in order on
 // a connection, so a response must match the oldest outstanding request; any
@@ -30,17 +30,15 @@
 
 #include "proxy/base/backoff.h"
 #include "proxy/base/log_limiter.h"
-#include "proxy/net/child_process.h"
 #include "proxy/net/deferred.h"
 #include "proxy/net/tcp.h"
 #include "proxy/net/timer.h"
 #include "proxy/protocol/codec.h"
 #include "proxy/protocol/frame.h"
-#include "proxy/protocol/messages/sasl_authenticate.h"
-#include "proxy/protocol/messages/sasl_handshake.h"
 #include "proxy/upstream/api_versions_negotiation.h"
 #include "proxy/upstream/response_sink.h"
 #include "proxy/upstream/sasl/authenticator.h"
+#include "proxy/upstream/sasl_login.h"
 #include "proxy/upstream/transport.h"
 
 namespace pp::upstream {
@@ -70,7 +68,7 @@ struct BrokerConnectionOptions {
   std::function<void(std::int32_t node)> on_reauthenticated;
 };
 
-class BrokerConnection {
+class BrokerConnection final : private SaslLogin::Connection {
  public:
   enum class State : std::uint8_t { kDisconnected, kConnecting, kNegotiating, kAuthenticating, kReady };
   enum class Event : std::uint8_t {
@@ -86,7 +84,7 @@ class BrokerConnection {
                    BrokerConnectionOptions options, EventListener listener);
   // Closes without calling the sinks of outstanding requests (shutdown); call
   // stop() and let the loop run first to have them fail.
-  ~BrokerConnection();
+  ~BrokerConnection() override;
   BrokerConnection(const BrokerConnection&) = delete;
   BrokerConnection& operator=(const BrokerConnection&) = delete;
 
@@ -111,8 +109,7 @@ class BrokerConnection {
       fail_later(std::move(sink), ErrorCode::kNetworkException, "not ready");
       return;
     }
-    RequestHeader header{Request::kApiKey, version, next_correlation_id_, options_.client_id, {}};
-    enqueue(Request::kApiKey, version, encode_request_wire_frame(header, request), std::move(sink));
+    send_now(request, version, std::move(sink));
   }
 
   std::int32_t node_id() const { return node_id_; }
@@ -133,9 +130,9 @@ class BrokerConnection {
   // Ready, Produce usable (v3+), under max_in_flight and not throttled.
   bool can_send_produce() const;
   std::uint64_t produce_requests_sent() const { return produce_requests_sent_; }
-  std::uint64_t reauthentications() const { return reauthentications_; }
+  std::uint64_t reauthentications() const { return login_.reauthentications(); }
   // KIP-368: a re-authentication is due or running (no new Produce meanwhile).
-  bool reauthenticating() const { return reauth_due_ || (state_ == State::kAuthenticating && reauth_); }
+  bool reauthenticating() const { return login_.reauthenticating(); }
   int consecutive_failures() const { return failures_; }
   std::string describe() const;  // "broker 2 (127.0.0.1:9092)"
 
@@ -158,20 +155,24 @@ class BrokerConnection {
   void report_auth_failure(std::string_view reason);
   void send_api_versions();
   void on_api_versions(const ApiVersionsResponse& response, std::int16_t sent_version);
-  void become_ready();
-  // broker_connection_sasl.cc
+  // `again`: after a re-authentication (no new log line).
+  void become_ready(bool again);
   void begin_authentication(bool reauth);
-  void run_token_command();
-  void on_token_command(std::uint64_t session, std::expected<std::string, std::string> output);
-  void send_sasl_handshake();
-  void on_sasl_handshake(std::uint64_t session, std::expected<SaslHandshakeResponse, ErrorCode> result);
-  void send_sasl_authenticate(Bytes auth_bytes);
-  void on_sasl_authenticate(std::uint64_t session, std::expected<SaslAuthenticateResponse, ErrorCode> result);
-  void authenticated(std::int64_t session_lifetime_ms);
-  void authentication_failed(std::string_view metric_reason, const std::string& why);
-  void schedule_reauthentication(std::int64_t session_lifetime_ms);
   void maybe_start_reauthentication();
-  void reset_authentication();
+  // ---- SaslLogin::Connection ----
+  void send_login(const SaslHandshakeRequest& request, std::unique_ptr<ResponseSink> sink) override;
+  void send_login(const SaslAuthenticateRequest& request, std::int16_t version,
+                  std::unique_ptr<ResponseSink> sink) override;
+  void login_succeeded(bool reauth) override;
+  void login_failed(std::string_view metric_reason, const std::string& why) override;
+  void reauthentication_due() override;
+
+  // Encodes and sends `request` whatever the state; send() checks it first.
+  template <Message Request>
+  void send_now(const Request& request, std::int16_t version, std::unique_ptr<ResponseSink> sink) {
+    RequestHeader header{Request::kApiKey, version, next_correlation_id_, options_.client_id, {}};
+    enqueue(Request::kApiKey, version, encode_request_wire_frame(header, request), std::move(sink));
+  }
   void enqueue(ApiKey key, std::int16_t version, WireFrame frame, std::unique_ptr<ResponseSink> sink);
   void write(Pending pending);
   void on_data(ByteView data);
@@ -233,12 +234,8 @@ class BrokerConnection {
   LogLimiter warn_limiter_{std::chrono::seconds(10)};  // disconnect warnings
   std::uint64_t produce_requests_sent_ = 0;
 
-  std::unique_ptr<sasl::SaslMechanism> mechanism_;  // during an exchange only
-  bool reauth_ = false;                             // the exchange running is a re-authentication
-  bool reauth_due_ = false;
-  net::Timer reauth_timer_;
-  std::uint64_t reauthentications_ = 0;
-  net::ChildProcess token_command_;  // OAUTHBEARER's token_command, while it runs
+  // Declared after what it reads (options_.sasl, versions_); reset by every close.
+  SaslLogin login_;
 };
 
 std::string_view to_string(BrokerConnection::State state);

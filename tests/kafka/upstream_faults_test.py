@@ -622,7 +622,7 @@ class UpstreamFaults(unittest.TestCase):
             self.assertIsNotNone(s, "partition %d got no acks after broker %d restarted" % (p, victim))
         retries, _lines = self.assert_metrics(
             proxy, metrics_port, poller, stream, topic, before, after, {p: 1 for p in victim_parts},
-            # What the code names (broker_connection_io.cc close_session, response_handler.cc):
+            # What the code names (broker_connection.cc close_session, response_handler.cc):
             # requests outstanding on the killed connection fail NETWORK_EXCEPTION (REQUEST_TIMED_OUT
             # if their deadline passed); a broker that lost leadership answers NOT_LEADER_OR_FOLLOWER;
             # while the ISR is short, NOT_ENOUGH_REPLICAS(_AFTER_APPEND) are possible.

@@ -33,8 +33,6 @@ ALLOWED = {
 # files before the one-.cc rule, with the files they may span until each is
 # split into types of its own. Remove an entry once its class is in one file.
 KNOWN_SPLIT = {
-    "BrokerConnection": {"proxy/upstream/broker_connection.cc", "proxy/upstream/broker_connection_io.cc",
-                         "proxy/upstream/broker_connection_sasl.cc"},
     "ProducerDriver": {"daemon/producer_driver.cc", "daemon/driver_topics.cc"},
     "Upstream": {"proxy/upstream/upstream.cc", "proxy/upstream/upstream_requests.cc",
                  "proxy/upstream/upstream_topic_limits.cc"},
