@@ -25,6 +25,7 @@ PartitionState& IdempotentProducer::state_for(const TopicPartition& tp) {
     idle_.resume(*slot);  // a retired partition in use again
     // A partition first used after its topic's metadata arrived starts from it.
     if (const PartitionLeadership* l = topics_.partition(tp)) slot->set_leader(l->leader_id, l->leader_epoch);
+    follow_topic_id(*slot, topics_.topic_id(tp.topic));  // a memo of a topic since re-created restarts
     if (auto limit = topic_batch_limits_.find(tp.topic); limit != topic_batch_limits_.end()) {
       slot->set_batch_limit_bytes(limit->second);
     }
@@ -95,6 +96,7 @@ void IdempotentProducer::on_metadata(const MetadataUpdate& update) {
     log_topic_changes(name, changes);
     for (auto& [tp, p] : partitions_) {
       if (tp.topic != name) continue;
+      follow_topic_id(*p, topics_.topic_id(name));
       // Unknown topics and partitions fail their queued runs in poll().
       if (const PartitionLeadership* l = topics_.partition(tp)) follow_metadata(*p, *l, changes.recreated);
     }
@@ -119,6 +121,31 @@ void IdempotentProducer::follow_metadata(PartitionState& p, const PartitionLeade
       (l.leader_epoch >= 0 && p.leader_epoch() >= 0) ? l.leader_epoch > p.leader_epoch() : l.leader_id != p.leader_id();
   // A recreated topic starts its epochs again: its lower epoch is news.
   if (newer || (topic_recreated && !same)) responses_.leader_changed(p, l.leader_id, l.leader_epoch);
+}
+
+// The first-sequence rule (PIPELINE.md): a partition's log is known by its
+// topic's id (KIP-516). Another id means the topic was deleted and created
+// again, so the log is new and holds no state for this producer; a broker
+// with KAFKA-15591's rule refuses any first sequence there but 0. A sequence
+// under way is therefore never continued into it: an epoch bump of the
+// partition renumbers what is unacked from 0 (drain-then-bump: nothing goes
+// to the partition before it). A partition whose sequence is stale starts at
+// 0 anyway (the lazy reset).
+void IdempotentProducer::follow_topic_id(PartitionState& p, const Uuid& id) {
+  if (id.is_zero() || p.log_id() == id) return;
+  if (p.log_id().is_zero()) {
+    p.set_log_id(id);  // first sight
+    return;
+  }
+  p.log_replaced(id);
+  const bool under_way = p.sequence_owner() == identity_.current() && p.next_sequence() != 0;
+  if (!under_way && p.unacked().empty()) return;
+  spdlog::info("{}: topic re-created: its sequence restarts at 0 under a new epoch, not at {}", p.tp().to_string(),
+               p.next_sequence());
+  // Nothing more goes until what went to the old log is back and the bump
+  // has renumbered the rest.
+  if (p.inflight_batches() > 0) p.set_draining(true);
+  bumper_.request(p, "topic_recreated");
 }
 
 void IdempotentProducer::log_topic_changes(const std::string& topic, const TopicChanges& changes) const {

@@ -67,6 +67,7 @@ void PartitionState::resume(const SequenceMemo& memo) {
   last_acked_seq_ = memo.last_acked_sequence;
   next_ord_ = memo.next_ordinal;
   first_unacked_ = memo.first_unacked;
+  log_id_ = memo.log_id;
 }
 
 void PartitionState::reset_sequences(const ProducerIdAndEpoch& current) {
@@ -92,6 +93,7 @@ void PartitionState::acknowledge(const BatchPtr& batch) {
     last_acked_seq_ = batch->last_sequence();
     if (batch->ordinal == 0) first_unacked_ = false;
   }
+  acked_in_log_ = true;
   forget(batch);
 }
 

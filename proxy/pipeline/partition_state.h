@@ -15,6 +15,7 @@
 
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/producer_batch.h"
+#include "proxy/protocol/types.h"
 
 namespace pp {
 
@@ -47,6 +48,7 @@ struct SequenceMemo {
   std::int32_t last_acked_sequence = -1;
   std::uint64_t next_ordinal = 0;
   bool first_unacked = false;
+  Uuid log_id;  // the topic id the sequence ran under (zero: unknown)
 };
 
 class PartitionState {
@@ -78,6 +80,23 @@ class PartitionState {
   bool first_unacked() const { return first_unacked_; }
   std::uint64_t next_ordinal() const { return next_ord_; }
   const std::optional<std::int32_t>& unresolved_next() const { return unresolved_next_; }
+
+  // ---- the log the sequence runs in (KAFKA-15591) ----
+  // The topic id of the partition's log this sequence state belongs to (zero
+  // while unknown). A different id means the topic was deleted and created
+  // again: a new, empty log holding no state for this producer.
+  const Uuid& log_id() const { return log_id_; }
+  void set_log_id(const Uuid& id) { log_id_ = id; }
+  // The sequence now runs into a new log (`id`): nothing of it is acknowledged there.
+  void log_replaced(const Uuid& id) {
+    log_id_ = id;
+    acked_in_log_ = false;
+  }
+  // An answer from this partition acknowledged a batch since this state was
+  // created, resumed from a memo, or its log was replaced. Until then a broker
+  // may hold no state for the producer here, and a non-zero first sequence is
+  // refused by a broker with KAFKA-15591's rule.
+  bool acked_in_log() const { return acked_in_log_; }
 
   // The holds on a new head under `current` (PIPELINE.md, "New head").
   HoldReason new_batch_hold(const ProducerIdAndEpoch& current) const;
@@ -148,7 +167,9 @@ class PartitionState {
   // left, and the memo keeps it. The window is not kept: the leader may
   // change while the partition is retired, and a new leader starts at 5.
   bool retirable() const { return idle() && inflight_batches_ == 0 && !unresolved_next_ && !draining_; }
-  SequenceMemo sequence_memo() const { return {owner_, next_seq_, last_acked_seq_, next_ord_, first_unacked_}; }
+  SequenceMemo sequence_memo() const {
+    return {owner_, next_seq_, last_acked_seq_, next_ord_, first_unacked_, log_id_};
+  }
   void resume(const SequenceMemo& memo);
 
  private:
@@ -164,6 +185,8 @@ class PartitionState {
   std::optional<std::int32_t> unresolved_next_;
   bool first_unacked_ = false;
   std::uint64_t next_ord_ = 0;
+  Uuid log_id_;
+  bool acked_in_log_ = false;
 
   std::int32_t window_ = kInitialWindow;
   std::int32_t leader_id_ = -1;

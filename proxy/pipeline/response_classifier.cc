@@ -55,7 +55,12 @@ ResponseAction out_of_order(const BatchFacts& f) {
   }
   // Head of line: the broker lost our state. A renumbered batch, or one
   // behind a failed predecessor, only waits (TransactionManager.canRetry).
-  if (!f.renumbered && f.head_of_line) return retry_and_bump("out_of_order_sequence");
+  // A sequence continued into a log that never acknowledged it was refused
+  // because the broker holds no state for us there (KAFKA-15591: a
+  // never-written partition takes only sequence 0); counted apart.
+  if (!f.renumbered && f.head_of_line) {
+    return retry_and_bump(f.unconfirmed_log ? "first_sequence" : "out_of_order_sequence");
+  }
   return retry();
 }
 

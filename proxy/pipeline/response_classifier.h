@@ -30,6 +30,7 @@ struct BatchFacts {
   bool renumbered = false;              // re-stamped by an epoch bump
   bool ever_ambiguous = false;          // an earlier attempt may be in the log
   bool head_of_line = false;            // base sequence == last acked + 1
+  bool unconfirmed_log = false;         // non-zero base sequence, and nothing acked by the partition's current log
   bool partition_unresolved = false;    // an expired batch's outcome is unknown
   bool first_unresolved = false;        // base sequence == the first unresolved one
   bool log_start_offset_known = false;  // the response carried one (v5+, not -1)

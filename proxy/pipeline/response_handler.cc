@@ -108,6 +108,7 @@ BatchFacts ResponseHandler::facts_of(const PartitionState& p, const ProducerBatc
   f.renumbered = b.renumbered;
   f.ever_ambiguous = b.ever_ambiguous;
   f.head_of_line = b.base_sequence == ProducerBatch::wrap_sequence(p.last_acked_sequence(), 1);
+  f.unconfirmed_log = b.base_sequence != 0 && !p.acked_in_log();
   f.partition_unresolved = p.unresolved_next().has_value();
   f.first_unresolved = f.partition_unresolved && b.base_sequence == *p.unresolved_next();
   f.log_start_offset_known = pr && pr->log_start_offset != -1;

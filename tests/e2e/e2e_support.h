@@ -19,6 +19,7 @@
 #include <mutex>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -127,7 +128,7 @@ class Upstream {
 
 class TestClusterUpstream final : public Upstream {
  public:
-  TestClusterUpstream() : cluster_(test_broker::TestClusterOptions{.brokers = 3, .topics = {}}) { cluster_.start(); }
+  TestClusterUpstream() : cluster_(options()) { cluster_.start(); }
   std::string bootstrap() const override { return cluster_.bootstrap(); }
   void create_topic(const std::string& name, int partitions) override {
     auto ok = cluster_.create_topic(test_broker::TopicSpec{name, partitions, 20});
@@ -136,6 +137,13 @@ class TestClusterUpstream final : public Upstream {
   std::string name() const override { return "test_cluster"; }
 
  private:
+  // Three brokers, under the environment's broker generation and window
+  // placement (PP_TEST_FIRST_SEQUENCE_RULE, PP_TEST_RETAIN_PLACEMENT).
+  static test_broker::TestClusterOptions options() {
+    test_broker::TestClusterOptions o{.brokers = 3, .topics = {}};
+    if (auto env = test_broker::apply_test_environment(o); !env) throw std::runtime_error(env.error());
+    return o;
+  }
   test_broker::TestCluster cluster_;
 };
 

@@ -19,6 +19,12 @@ upstream.max_topics = 3 and upstream.metadata_max_idle_ms = 5000:
    restarted at 0 would be OUT_OF_ORDER_SEQUENCE and cost an epoch bump:
    the test asserts no bump happened, and every record is in the log once,
    in order.
+3. A topic deleted and created again between two rounds of records: the new
+   topic id tells the proxy the log is new and holds no state for its
+   producer, so the sequence restarts at 0 under a new epoch (one bump,
+   reason topic_recreated) instead of going on. Kafka 4.4.0 would accept a
+   continued sequence; Kafka 4.5 (KAFKA-15591) refuses it on a never-written
+   partition. The new topic holds the second round once, in order.
 
 usage: topic_lifetime_test.py --proxy BINARY
 """
@@ -71,6 +77,16 @@ def bumps_other_than_the_first_id(metrics_port):
     return total
 
 
+def bumps_by_reason(metrics_port, reason):
+    """producer_epoch_bumps_total{reason=REASON}, 0 when absent."""
+    status, body = http_request(metrics_port, "/metrics")
+    assert status == 200, status
+    for line in body.splitlines():
+        if line.startswith("produce_proxy_producer_epoch_bumps_total{") and 'reason="%s"' % reason in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
 def wait_for(predicate, timeout, interval=0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -86,7 +102,7 @@ class TopicLifetime(unittest.TestCase):
     def setUpClass(cls):
         cls.kafka = KafkaCluster(nodes=1)
         cls.kafka.start()
-        for name in ("a1", "a2", "a3", "a4", "seq"):
+        for name in ("a1", "a2", "a3", "a4", "seq", "again"):
             cls.kafka.create_topic(name, partitions=1)
 
     @classmethod
@@ -147,6 +163,22 @@ class TopicLifetime(unittest.TestCase):
         self.assertNotIn("OUT_OF_ORDER", proxy.text())
         values = [r.value.decode() for r in self.kafka.read_topic("seq")[0]]
         self.assertEqual(values, [line.split(":", 1)[1] for line in first + second])
+
+    def test_a_recreated_topic_starts_its_new_log_at_sequence_zero(self):
+        proxy, client, metrics = self.start_proxy()
+        first = [f"k{i}:first-{i}" for i in range(10)]
+        done = kcat_produce(client, "again", first, "-K:", *KCAT_09)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.kafka.delete_topic("again")
+        self.kafka.create_topic("again", partitions=1)
+        second = [f"k{i}:second-{i}" for i in range(10)]
+        done = kcat_produce(client, "again", second, "-K:", *KCAT_09)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(bumps_by_reason(metrics, "topic_recreated"), 1,
+                         "the sequence restarts under a new epoch, never continued into the new log")
+        self.assertNotIn("OUT_OF_ORDER", proxy.text())
+        values = [r.value.decode() for r in self.kafka.read_topic("again")[0]]
+        self.assertEqual(values, [line.split(":", 1)[1] for line in second])
 
 
 if __name__ == "__main__":

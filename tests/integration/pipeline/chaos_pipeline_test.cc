@@ -45,6 +45,10 @@ TEST_F(ChaosPipeline, HalfAMillionRecordsExactlyOnceInOrderThroughFaults) {
   TestClusterOptions options;
   options.brokers = 3;
   options.topics = {{"chaos", kPartitions, 20}};
+  // The broker generation and window placement the suite runs under
+  // (PP_TEST_FIRST_SEQUENCE_RULE, PP_TEST_RETAIN_PLACEMENT; ctest variants).
+  auto env = test_broker::apply_test_environment(options);
+  ASSERT_TRUE(env.has_value()) << env.error();
   TestCluster cluster(options);
   cluster.start();
   PipelineConfig pipeline;

@@ -33,7 +33,8 @@ class DriverFixture : public ::testing::Test {
     uv_loop_close(&loop_);
   }
 
-  void start_driver(const std::string& bootstrap, PipelineConfig pipeline, int max_in_flight = 32) {
+  void start_driver(const std::string& bootstrap, PipelineConfig pipeline, int max_in_flight = 32,
+                    PipelineObserver* observer = nullptr) {
     upstream::UpstreamConfig up;
     std::size_t at = 0;
     while (at < bootstrap.size()) {
@@ -44,7 +45,7 @@ class DriverFixture : public ::testing::Test {
     }
     up.max_in_flight_per_connection = max_in_flight;
     up.request_timeout_ms = 5000;
-    driver_ = std::make_unique<ProducerDriver>(&loop_, up, pipeline);
+    driver_ = std::make_unique<ProducerDriver>(&loop_, up, pipeline, observer);
     auto started = driver_->start();
     ASSERT_TRUE(started.has_value()) << started.error();
   }

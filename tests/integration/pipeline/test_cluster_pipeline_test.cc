@@ -1,14 +1,29 @@
-// Issue 4's evidence against the KIP-1269 test cluster: learned windows, the
-// reset to 5 on a move to a legacy broker, the first-ack rule, and
+// Issue 4's evidence against the KIP-1269 test cluster: learned windows
+// (under each placement of the window in the answer), the reset to 5 on a
+// move to a legacy broker, the first-ack rule, the first-sequence rule
+// (KAFKA-15591) through topic re-creation and added partitions, and
 // exactly-once delivery in order, checked with the cluster's inspection API.
+#include <set>
+
 #include "tests/broker/test_cluster.h"
 #include "tests/integration/pipeline/driver_fixture.h"
 
 namespace pp::testing {
 namespace {
 
+using test_broker::NoStateRule;
+using test_broker::RetainPlacement;
 using test_broker::TestCluster;
 using test_broker::TestClusterOptions;
+
+// Counts retries by error and epoch bumps by reason.
+class CountingObserver final : public PipelineObserver {
+ public:
+  void on_retry(ErrorCode error) override { ++retries[error]; }
+  void on_epoch_bump(std::string_view reason) override { ++bumps[std::string(reason)]; }
+  std::map<ErrorCode, std::int64_t> retries;
+  std::map<std::string, std::int64_t> bumps;
+};
 
 class TestClusterPipeline : public DriverFixture {
  public:
@@ -34,8 +49,13 @@ class TestClusterPipeline : public DriverFixture {
   }
 };
 
-TEST_F(TestClusterPipeline, LearnedWindowOfTwentyIsUsedAndFiveIsNeverExceeded) {
+// The window tests run under each placement of the window in the v14 answer:
+// the partition's tag, the topic's (provisional), and both.
+class WindowPlacements : public TestClusterPipeline, public ::testing::WithParamInterface<RetainPlacement> {};
+
+TEST_P(WindowPlacements, LearnedWindowOfTwentyIsUsedAndFiveIsNeverExceeded) {
   TestClusterOptions options;
+  options.retain_placement = GetParam();
   options.brokers = 3;
   options.topics = {{"w5", 3, 5}, {"w20", 3, 20}};
   options.rtt_ms = 50;
@@ -67,8 +87,9 @@ TEST_F(TestClusterPipeline, LearnedWindowOfTwentyIsUsedAndFiveIsNeverExceeded) {
   expect_exactly_once(cluster);
 }
 
-TEST_F(TestClusterPipeline, MoveToALegacyBrokerResetsTheWindowAndMovingBackRelearnsIt) {
+TEST_P(WindowPlacements, MoveToALegacyBrokerResetsTheWindowAndMovingBackRelearnsIt) {
   TestClusterOptions options;
+  options.retain_placement = GetParam();
   options.brokers = 2;
   options.legacy_brokers = 1;  // broker 2 speaks Produce <= v13, window 5
   options.topics = {{"t", 1, 20}};
@@ -105,14 +126,50 @@ TEST_F(TestClusterPipeline, MoveToALegacyBrokerResetsTheWindowAndMovingBackRelea
   expect_exactly_once(cluster);
 }
 
-TEST_F(TestClusterPipeline, FirstBatchFailingTwiceHoldsItsPartitionOnlyAndEverythingLandsOnce) {
+INSTANTIATE_TEST_SUITE_P(Placements, WindowPlacements,
+                         ::testing::Values(RetainPlacement::kPartition, RetainPlacement::kTopic,
+                                           RetainPlacement::kBoth),
+                         [](const ::testing::TestParamInfo<RetainPlacement>& info) {
+                           return std::string(test_broker::to_string(info.param));
+                         });
+
+// The first-sequence rule's tests run against a broker without it (2.5-4.4)
+// and with it (4.5, KAFKA-15591).
+class FirstSequence : public TestClusterPipeline, public ::testing::WithParamInterface<NoStateRule> {
+ public:
+  // Every record of `topic`-`partition` in the log is one submitted there,
+  // once, in submission order; and every one of `required` is there.
+  void expect_in_order_once(TestCluster& cluster, const std::string& topic, std::int32_t partition,
+                            const std::set<std::string>& required) {
+    const auto& submitted = expected_[{topic, partition}];
+    std::size_t at = 0;
+    std::set<std::string> seen;
+    for (const auto& r : cluster.records(topic, partition)) {
+      const std::string v(r.value->begin(), r.value->end());
+      while (at < submitted.size() && submitted[at] != v) ++at;
+      ASSERT_LT(at, submitted.size()) << topic << "-" << partition << ": " << v << " duplicated or out of order";
+      ++at;
+      seen.insert(v);
+    }
+    for (const auto& v : required) EXPECT_TRUE(seen.contains(v)) << v << " is missing";
+  }
+  std::set<std::string> submitted_from(const std::string& topic, std::int32_t partition, std::size_t first) {
+    const auto& all = expected_[{topic, partition}];
+    return {all.begin() + static_cast<std::ptrdiff_t>(std::min(first, all.size())), all.end()};
+  }
+
+  CountingObserver counts_;
+};
+
+TEST_P(FirstSequence, FirstBatchFailingTwiceHoldsItsPartitionOnlyAndEverythingLandsOnce) {
   TestClusterOptions options;
+  options.no_state_rule = GetParam();
   options.brokers = 2;
   options.topics = {{"t", 4, 20}};
   TestCluster cluster(options);
   cluster.start();
   ASSERT_TRUE(cluster.inject_error("t", 0, ErrorCode::kNotLeaderOrFollower, 2).has_value());
-  start_driver(cluster.bootstrap(), small_batches(), 50);
+  start_driver(cluster.bootstrap(), small_batches(), 50, &counts_);
   for (int i = 0; i < 20; ++i) {
     for (int p = 0; p < 4; ++p) submit("t", p, 30);
   }
@@ -122,7 +179,111 @@ TEST_F(TestClusterPipeline, FirstBatchFailingTwiceHoldsItsPartitionOnlyAndEveryt
   const auto batches = cluster.batches("t", 0);
   ASSERT_FALSE(batches.empty());
   EXPECT_EQ(batches.front().base_sequence, 0) << "sequence 0 is the first batch in the log";
+  EXPECT_EQ(counts_.retries[ErrorCode::kOutOfOrderSequenceNumber], 0);
 }
+
+// The first batch is refused for good and never appended (an error about the
+// whole batch); the runs queued behind it must not continue its sequence into
+// the still never-written partition.
+TEST_P(FirstSequence, AFirstBatchRefusedForGoodIsFollowedByLaterOnesFromSequenceZero) {
+  TestClusterOptions options;
+  options.no_state_rule = GetParam();
+  options.brokers = 1;
+  options.topics = {{"t", 2, 5}};
+  options.rtt_ms = 20;
+  TestCluster cluster(options);
+  cluster.start();
+  ASSERT_TRUE(cluster.inject_error("t", 0, ErrorCode::kRecordListTooLarge, 1).has_value());
+  start_driver(cluster.bootstrap(), small_batches(), 50, &counts_);
+  for (int i = 0; i < 20; ++i) {
+    for (int p = 0; p < 2; ++p) submit("t", p, 30);
+  }
+  ASSERT_TRUE(run_until([&] { return all_completed(); }, 30000));
+  EXPECT_GT(failed_, 0) << "the refused first batch's runs fail";
+  expect_in_order_once(cluster, "t", 0, {});
+  EXPECT_EQ(cluster.records("t", 0).size(), static_cast<std::size_t>(20 - failed_) * 30) << "nothing else lost";
+  const auto batches = cluster.batches("t", 0);
+  ASSERT_FALSE(batches.empty());
+  EXPECT_EQ(batches.front().base_sequence, 0);
+  EXPECT_EQ(counts_.retries[ErrorCode::kOutOfOrderSequenceNumber], 0);
+}
+
+// A topic deleted and created again while batches are in flight: what follows
+// goes into the new, never-written log from sequence 0 (an epoch bump), never
+// continuing the old log's sequence; nothing is lost or written twice.
+TEST_P(FirstSequence, ATopicDeletedAndRecreatedMidStreamStartsItsNewLogAtSequenceZero) {
+  TestClusterOptions options;
+  options.no_state_rule = GetParam();
+  options.brokers = 2;
+  options.topics = {{"t", 2, 5}};
+  options.rtt_ms = 20;
+  TestCluster cluster(options);
+  cluster.start();
+  start_driver(cluster.bootstrap(), small_batches(), 50, &counts_);
+  for (int i = 0; i < 10; ++i) {
+    for (int p = 0; p < 2; ++p) submit("t", p, 30);
+  }
+  ASSERT_TRUE(run_until([&] { return completed_ >= 4; }, 30000));  // some acked, the rest in flight or queued
+  ASSERT_TRUE(cluster.delete_topic("t").has_value());
+  ASSERT_TRUE(cluster.create_topic({"t", 2, 5}).has_value());
+  const std::size_t after = expected_[{"t", 0}].size();
+  for (int i = 0; i < 10; ++i) {
+    for (int p = 0; p < 2; ++p) submit("t", p, 30);
+  }
+  ASSERT_TRUE(run_until([&] { return all_completed(); }, 30000)) << completed_ << "/" << submitted_;
+  EXPECT_EQ(failed_, 0) << last_error_;
+  for (int p = 0; p < 2; ++p) {
+    expect_in_order_once(cluster, "t", p, submitted_from("t", p, after));
+    const auto batches = cluster.batches("t", p);
+    ASSERT_FALSE(batches.empty());
+    EXPECT_EQ(batches.front().base_sequence, 0) << "t-" << p << ": the new log starts at sequence 0";
+  }
+  EXPECT_EQ(counts_.retries[ErrorCode::kOutOfOrderSequenceNumber], 0) << "no first sequence was refused";
+  EXPECT_GE(counts_.bumps["topic_recreated"], 1);
+}
+
+// CreatePartitions mid-stream: the new partitions start at sequence 0 under
+// the current epoch, the old ones go on.
+TEST_P(FirstSequence, PartitionsAddedMidStreamStartAtSequenceZero) {
+  TestClusterOptions options;
+  options.no_state_rule = GetParam();
+  options.brokers = 2;
+  options.topics = {{"t", 2, 5}};
+  options.rtt_ms = 20;
+  TestCluster cluster(options);
+  cluster.start();
+  start_driver(cluster.bootstrap(), small_batches(), 50, &counts_);
+  for (int i = 0; i < 10; ++i) {
+    for (int p = 0; p < 2; ++p) submit("t", p, 30);
+  }
+  ASSERT_TRUE(run_until([&] { return completed_ >= 4; }, 30000));
+  ASSERT_TRUE(cluster.create_partitions("t", 4).has_value());
+  // Clients learn of the new partitions from metadata, as the proxy does;
+  // records for a partition its metadata does not show yet are refused
+  // UNKNOWN_TOPIC_OR_PARTITION (retriable), which is not under test here.
+  driver_->upstream().request_metadata({"t"});
+  ASSERT_TRUE(run_until([&] { return driver_->producer().topics().partition(TopicPartition{"t", 3}) != nullptr; },
+                        10000));
+  for (int i = 0; i < 10; ++i) {
+    for (int p = 0; p < 4; ++p) submit("t", p, 30);
+  }
+  ASSERT_TRUE(run_until([&] { return all_completed(); }, 30000)) << completed_ << "/" << submitted_;
+  EXPECT_EQ(failed_, 0) << last_error_;
+  expect_exactly_once(cluster);
+  for (int p = 2; p < 4; ++p) {
+    const auto batches = cluster.batches("t", p);
+    ASSERT_FALSE(batches.empty());
+    EXPECT_EQ(batches.front().base_sequence, 0) << "t-" << p;
+  }
+  EXPECT_EQ(counts_.retries[ErrorCode::kOutOfOrderSequenceNumber], 0);
+  EXPECT_EQ(counts_.bumps["out_of_order_sequence"] + counts_.bumps["first_sequence"], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, FirstSequence, ::testing::Values(NoStateRule::kKafka2_5, NoStateRule::kKafka4_5),
+                         [](const ::testing::TestParamInfo<NoStateRule>& info) {
+                           return info.param == NoStateRule::kKafka4_5 ? std::string("Kafka4_5")
+                                                                       : std::string("Kafka2_5");
+                         });
 
 // apache/kafka PR #23853's scenario: a fresh 64-partition topic whose
 // partitions each answer NOT_LEADER_OR_FOLLOWER to their first request.
