@@ -41,8 +41,8 @@ bool is_loopback_address(std::string_view host_port) {
   return false;
 }
 
-bool clients_authenticated(const ListenerSettings& /*listener*/) {
-  return false;
+bool clients_authenticated(const ListenerSettings& listener) {
+  return listener.tls.enabled && listener.tls.client_auth == ClientAuth::kRequired;
 }
 
 bool serves_unauthenticated_beyond_loopback(const ListenerSettings& listener) {

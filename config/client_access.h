@@ -22,10 +22,11 @@ namespace pp::config {
 bool is_loopback_address(std::string_view host_port);
 
 // True when the client listener authenticates every client before it may
-// produce. The proxy has neither client TLS nor client SASL yet, so this is
-// false; when it gains them, TLS that requires a client certificate, or a
-// SASL mechanism on the listener, makes it true, and the open-relay rule is
-// then met without listener.allow_unauthenticated.
+// produce: [listener.tls] enabled with client_auth = "required" (every
+// client presents a certificate that chains to listener.tls.ca_file). The
+// open-relay rule is then met without listener.allow_unauthenticated.
+// client_auth = "requested" does not count: a client without a certificate
+// still gets in.
 bool clients_authenticated(const ListenerSettings& listener);
 
 // True when a client the proxy cannot identify may reach the listener from

@@ -85,6 +85,43 @@ void check_tls_files(const UpstreamTlsSettings& tls, Rules& rules) {
   }
 }
 
+// [listener.tls]: a listener certificate and key when enabled, each file
+// readable, and a CA exactly when client certificates are asked for (one
+// without the other is a half-configured mTLS an operator would not notice).
+void check_listener_tls(const ListenerTlsSettings& tls, Rules& rules) {
+  if (!rules.all_valid({"listener.tls.enabled", "listener.tls.client_auth"})) return;
+  const bool client_certificates = tls.client_auth != ClientAuth::kNone;
+  if (!tls.enabled) {
+    if (client_certificates) {
+      rules.error({"listener.tls.client_auth"},
+                  "listener.tls.client_auth = " + format_value(tls.client_auth) + " needs listener.tls.enabled = true");
+    }
+    return;
+  }
+  const std::pair<std::string_view, const std::string*> files[] = {{"listener.tls.cert_file", &tls.cert_file},
+                                                                   {"listener.tls.key_file", &tls.key_file},
+                                                                   {"listener.tls.ca_file", &tls.ca_file}};
+  for (const auto& [key, path] : files) {
+    if (path->empty()) {
+      if (key != "listener.tls.ca_file") {
+        rules.error({key, "listener.tls.enabled"}, std::string(key) + " is required with listener.tls.enabled = true");
+      }
+      continue;
+    }
+    if (access(path->c_str(), R_OK) != 0) {
+      rules.error({key}, std::string(key) + " = \"" + *path + "\" cannot be read: " + std::strerror(errno));
+    }
+  }
+  if (client_certificates && tls.ca_file.empty()) {
+    rules.error({"listener.tls.client_auth"}, "listener.tls.client_auth = " + format_value(tls.client_auth) +
+                                                  " needs listener.tls.ca_file, the CA client certificates chain to");
+  } else if (!client_certificates && !tls.ca_file.empty()) {
+    rules.error({"listener.tls.ca_file"},
+                "listener.tls.ca_file is set, but listener.tls.client_auth = \"none\" asks no client for a "
+                "certificate: set client_auth = \"required\" (or \"requested\"), or remove ca_file");
+  }
+}
+
 // Exactly the secrets the mechanism needs: a second source or a stray key
 // is a mistake the operator should hear about before the broker says no.
 void check_sasl(const Settings& settings, Rules& rules) {
@@ -133,17 +170,21 @@ void check_sasl(const Settings& settings, Rules& rules) {
 }
 
 // No open relay: a listener beyond loopback must authenticate its clients
-// (clients_authenticated: none can yet) or be explicitly allowed not to.
+// (clients_authenticated) or be explicitly allowed not to.
 // Reported at listener.address (or the --set that gave it): the line whose
 // value opened the listener up.
 void check_no_open_relay(const ListenerSettings& listener, Rules& rules) {
-  if (!rules.all_valid({"listener.address", "listener.allow_unauthenticated"})) return;
+  if (!rules.all_valid(
+          {"listener.address", "listener.allow_unauthenticated", "listener.tls.enabled", "listener.tls.client_auth"})) {
+    return;
+  }
   if (listener.allow_unauthenticated || !serves_unauthenticated_beyond_loopback(listener)) return;
   rules.error({"listener.address", "listener.allow_unauthenticated"},
               "listener.address = " + format_value(listener.address) +
                   " is not loopback and the proxy does not authenticate its clients: an open relay, where anyone "
                   "who reaches the port produces to the upstream cluster under the proxy's identity (its "
-                  "credentials and ACLs). Bind to loopback (127.0.0.1, [::1] or localhost), or set "
+                  "credentials and ACLs). Bind to loopback (127.0.0.1, [::1] or localhost), require client "
+                  "certificates ([listener.tls] enabled = true, client_auth = \"required\"), or set "
                   "listener.allow_unauthenticated = true where a firewall or network policy restricts who "
                   "reaches the port");
 }
@@ -154,6 +195,7 @@ void check_combinations(const Settings& s, const KeyFacts& facts, std::vector<Co
   Rules rules(facts, errors);
   if (!facts.bad.contains("upstream.bootstrap_servers")) rules.require_bootstrap();
   check_no_open_relay(s.listener, rules);
+  check_listener_tls(s.listener.tls, rules);
   check_tls_files(s.upstream.tls, rules);
   check_sasl(s, rules);
 

@@ -45,6 +45,22 @@ struct KeySpec {
   std::string full_name() const { return std::string(section) + "." + std::string(name); }
 };
 
+// [listener.tls], right after [listener]'s own keys. The files are re-read
+// on every SIGHUP (changed or not) for new connections; connections up keep
+// their session. Readability and the key pairs are checked in combinations.cc.
+template <class F, class... S>
+void visit_listener_tls_keys(F&& f, S&... s) {
+  constexpr auto kLive = Apply::kLive;
+  constexpr auto kRestart = Apply::kRestart;
+  f(KeySpec{"listener.tls", "enabled", 0, 0, kRestart}, s.listener.tls.enabled...);
+  f(KeySpec{"listener.tls", "cert_file", 0, 0, kLive}, s.listener.tls.cert_file...);
+  f(KeySpec{"listener.tls", "key_file", 0, 0, kLive}, s.listener.tls.key_file...);
+  f(KeySpec{"listener.tls", "ca_file", 0, 0, kLive}, s.listener.tls.ca_file...);
+  // Restart-only: it decides whether the listener meets the open-relay rule.
+  f(KeySpec{"listener.tls", "client_auth", 0, 0, kRestart}, s.listener.tls.client_auth...);
+  f(KeySpec{"listener.tls", "handshake_timeout_ms", 100, 600000, kRestart}, s.listener.tls.handshake_timeout_ms...);
+}
+
 // [listener], first in INTERFACES.md's order; visit_keys calls it.
 template <class F, class... S>
 void visit_listener_keys(F&& f, S&... s) {
@@ -73,6 +89,7 @@ void visit_listener_keys(F&& f, S&... s) {
     s.listener.message_timestamp_after_max_ms...);
   f(KeySpec{"listener", "message_timestamp_before_max_ms", -1, std::int64_t{1} << 50, kRestart},
     s.listener.message_timestamp_before_max_ms...);
+  visit_listener_tls_keys(f, s...);
 }
 
 // [upstream.tls] and [upstream.sasl], in INTERFACES.md's order

@@ -27,6 +27,11 @@ enum class LogLevel : std::uint8_t { kTrace, kDebug, kInfo, kWarn, kError };
 // text: spdlog's human pattern; json: one JSON object per line for collectors.
 enum class LogFormat : std::uint8_t { kText, kJson };
 
+// [listener.tls] client_auth: whether clients must present a certificate
+// that chains to listener.tls.ca_file. kRequested verifies one that is sent
+// and accepts a client without one (it stays anonymous).
+enum class ClientAuth : std::uint8_t { kNone, kRequested, kRequired };
+
 // The spelling of each enumerator in the TOML file, indexed by its value.
 template <class E>
 constexpr auto enum_names();
@@ -37,6 +42,10 @@ constexpr auto enum_names<Compression>() {
 template <>
 constexpr auto enum_names<LogLevel>() {
   return std::array<std::string_view, 5>{"trace", "debug", "info", "warn", "error"};
+}
+template <>
+constexpr auto enum_names<ClientAuth>() {
+  return std::array<std::string_view, 3>{"none", "requested", "required"};
 }
 template <>
 constexpr auto enum_names<LogFormat>() {
@@ -64,11 +73,24 @@ inline constexpr std::string_view kEmbeddedBootstrap = "embedded";
 inline constexpr std::string_view kDefaultConfigPath = "/etc/produce-proxy/produce-proxy.toml";
 inline constexpr std::string_view kConfigPathEnv = "PRODUCE_PROXY_CONFIG";
 
+// [listener.tls]: TLS for client connections. PEM files; the principal of a
+// client certificate is its subject CN (frontend/principal.h).
+struct ListenerTlsSettings {
+  bool enabled = false;
+  std::string cert_file;  // the listener's certificate chain
+  std::string key_file;   // its private key
+  std::string ca_file;    // what client certificates must chain to (client_auth)
+  ClientAuth client_auth = ClientAuth::kNone;
+  // A connection whose handshake is not done this soon is closed.
+  std::int64_t handshake_timeout_ms = 10000;
+  bool operator==(const ListenerTlsSettings&) const = default;
+};
+
 // [listener]: where legacy clients connect.
 struct ListenerSettings {
   std::string address = "127.0.0.1:9092";
-  // The proxy does not authenticate its clients: an address beyond loopback
-  // is refused unless this is true (config/client_access.h, no open relay).
+  // An address beyond loopback whose clients are not authenticated is
+  // refused unless this is true (config/client_access.h, no open relay).
   bool allow_unauthenticated = false;
   // host:port put in Metadata; empty means the same as address.
   std::string advertised_address;
@@ -89,6 +111,7 @@ struct ListenerSettings {
   // refused before batching, so one client's bad timestamp fails no other's.
   std::int64_t message_timestamp_after_max_ms = 3600000;
   std::int64_t message_timestamp_before_max_ms = -1;
+  ListenerTlsSettings tls;
   bool operator==(const ListenerSettings&) const = default;
 };
 

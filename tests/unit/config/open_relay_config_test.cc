@@ -1,7 +1,8 @@
-// No open relay: a client listener beyond loopback is refused unless
-// listener.allow_unauthenticated = true, since the proxy authenticates no
-// client and produces upstream under its own identity. The refusal is one
-// FILE:LINE:COLUMN error at listener.address (or the --set that gave it).
+// No open relay: a client listener beyond loopback is refused unless it
+// authenticates its clients (TLS with client_auth = "required") or
+// listener.allow_unauthenticated = true, since the proxy produces upstream
+// under its own identity. The refusal is one FILE:LINE:COLUMN error at
+// listener.address (or the --set that gave it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -29,8 +30,9 @@ std::string refusal(const std::string& address) {
   return "listener.address = \"" + address +
          "\" is not loopback and the proxy does not authenticate its clients: an open relay, where anyone who "
          "reaches the port produces to the upstream cluster under the proxy's identity (its credentials and "
-         "ACLs). Bind to loopback (127.0.0.1, [::1] or localhost), or set listener.allow_unauthenticated = true "
-         "where a firewall or network policy restricts who reaches the port";
+         "ACLs). Bind to loopback (127.0.0.1, [::1] or localhost), require client certificates ([listener.tls] "
+         "enabled = true, client_auth = \"required\"), or set listener.allow_unauthenticated = true where a "
+         "firewall or network policy restricts who reaches the port";
 }
 
 TEST(OpenRelay, OffByDefaultAndTheDefaultAddressIsLoopback) {
@@ -103,6 +105,37 @@ TEST(OpenRelay, ReportedWithTheFilesOtherProblems) {
   EXPECT_THAT(errors_of(with_listener("0.0.0.0:9092", "max_connections = 0\n")),
               ElementsAre("pp.toml:4:11: " + refusal("0.0.0.0:9092"),
                           "pp.toml:5:19: listener.max_connections = 0 is out of range [1, 1000000]"));
+}
+
+// [listener.tls] with real (readable) files: TLS that requires a client
+// certificate authenticates every client; TLS alone, or a certificate only
+// requested, does not.
+std::string tls_listener(const TempDir& dir, const std::string& address, const std::string& client_auth) {
+  const std::string files =
+      "cert_file = \"" + dir.write("l.crt", "x") + "\"\nkey_file = \"" + dir.write("l.key", "x") + "\"\n";
+  const std::string ca = client_auth == "none" ? "" : "ca_file = \"" + dir.write("ca.crt", "x") + "\"\n";
+  return with_listener(address,
+                       "[listener.tls]\nenabled = true\n" + files + ca + "client_auth = \"" + client_auth + "\"\n");
+}
+
+TEST(OpenRelay, RequiredClientCertificatesAuthenticateEveryClient) {
+  TempDir dir;
+  const auto s = parse_settings(tls_listener(dir, "0.0.0.0:9092", "required"), "pp.toml");
+  ASSERT_TRUE(s) << format_errors(s.error());
+  EXPECT_TRUE(clients_authenticated(s->listener));
+  EXPECT_FALSE(serves_unauthenticated_beyond_loopback(s->listener));
+}
+
+TEST(OpenRelay, TlsWithoutRequiredClientCertificatesIsStillRefused) {
+  TempDir dir;
+  for (const std::string auth : {"none", "requested"}) {
+    EXPECT_THAT(errors_of(tls_listener(dir, "0.0.0.0:9092", auth)),
+                ElementsAre("pp.toml:4:11: " + refusal("0.0.0.0:9092")))
+        << auth;
+    const auto allowed = parse_settings(tls_listener(dir, "127.0.0.1:9092", auth), "pp.toml");
+    ASSERT_TRUE(allowed) << format_errors(allowed.error());
+    EXPECT_FALSE(clients_authenticated(allowed->listener)) << auth;
+  }
 }
 
 TEST(OpenRelay, IsLoopbackAddress) {

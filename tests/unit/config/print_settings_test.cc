@@ -39,6 +39,12 @@ Settings everything_set(const TempDir& dir) {
   l.client_batches_to_retain = 7;
   l.message_timestamp_after_max_ms = -1;
   l.message_timestamp_before_max_ms = 86400000;
+  l.tls = {true,
+           dir.write("listener.crt", "c"),
+           dir.write("listener.key", "k"),
+           dir.write("clients-ca.crt", "ca"),
+           ClientAuth::kRequired,
+           2500};
   auto& u = s.upstream;
   u.bootstrap_servers = {"kafka-1.example:9092", "kafka-2.example:9093"};
   // Quotes, backslashes and control characters must survive the round trip.
