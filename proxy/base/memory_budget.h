@@ -36,8 +36,9 @@ enum class MemoryUse : std::uint8_t {
   kResponses,        // answers not yet written to the client's socket
   kClientProducers,  // idempotent clients' dedup state
   kSequenceMemos,    // what retired partitions keep of their sequences (idle retirement, PIPELINE.md)
+  kTlsHandshakes,    // client connections in their TLS handshake, a fixed estimate each
 };
-inline constexpr std::size_t kMemoryUseCount = 6;
+inline constexpr std::size_t kMemoryUseCount = 7;
 
 constexpr std::string_view to_string(MemoryUse use) {
   switch (use) {
@@ -53,6 +54,8 @@ constexpr std::string_view to_string(MemoryUse use) {
       return "client_producers";
     case MemoryUse::kSequenceMemos:
       return "sequence_memos";
+    case MemoryUse::kTlsHandshakes:
+      return "tls_handshakes";
   }
   return "unknown";
 }

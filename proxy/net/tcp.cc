@@ -333,6 +333,10 @@ std::string TcpConnection::peer_name() const {
   return state_ ? state_->peer : std::string("?");
 }
 
+uv_loop_t* TcpConnection::loop() const {
+  return state_ ? state_->handle.loop : nullptr;
+}
+
 void TcpConnection::write(Bytes data, std::shared_ptr<void> keep) {
   State* s = state_.get();
   if (!s || !s->open || data.empty()) return;

@@ -67,6 +67,8 @@ class TcpConnection {
   void close();
   bool is_open() const;
   std::string peer_name() const;
+  // The loop the connection runs on; null for a default-constructed one.
+  uv_loop_t* loop() const;
 
   struct State;
 

@@ -18,10 +18,13 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 
 // The oldest error on this thread's OpenSSL queue, in OpenSSL's words, and
 // the queue emptied (it is per thread, and stale entries mislead later calls).
-std::string drain_error_queue() {
+// `first`, when given, receives that error's code (0: none).
+std::string drain_error_queue(unsigned long* first = nullptr) {
   std::string text;
+  if (first != nullptr) *first = 0;
   while (const unsigned long e = ERR_get_error()) {
     if (text.empty()) {
+      if (first != nullptr) *first = e;
       std::array<char, 256> buf{};
       ERR_error_string_n(e, buf.data(), buf.size());
       text = buf.data();
@@ -85,6 +88,10 @@ std::string_view metric_reason(TlsFailureKind kind) {
       return "tls_handshake";
     case TlsFailureKind::kLocal:
       return "tls_local";
+    case TlsFailureKind::kNoPeerCertificate:
+      return "tls_no_certificate";
+    case TlsFailureKind::kNotTls:
+      return "tls_not_tls";
   }
   return "tls_handshake";
 }
@@ -102,22 +109,42 @@ std::expected<std::shared_ptr<TlsContext>, std::string> TlsContext::client(const
 std::expected<std::shared_ptr<TlsContext>, std::string> TlsContext::server(const std::string& cert_file,
                                                                            const std::string& key_file,
                                                                            const std::string& client_ca_file) {
+  return server(TlsServerFiles{cert_file, key_file, client_ca_file,
+                               client_ca_file.empty() ? ClientCertificates::kNone : ClientCertificates::kRequired});
+}
+
+std::expected<std::shared_ptr<TlsContext>, std::string> TlsContext::server(const TlsServerFiles& files) {
   ERR_clear_error();
   SSL_CTX* ctx = new_context(TLS_server_method());
   if (ctx == nullptr) return std::unexpected("SSL_CTX_new: " + drain_error_queue());
   std::shared_ptr<TlsContext> owner(new TlsContext(ctx));
-  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
-    return std::unexpected(files_error("certificate", cert_file));
+  if (SSL_CTX_use_certificate_chain_file(ctx, files.cert_file.c_str()) != 1) {
+    return std::unexpected(files_error("cert_file", files.cert_file));
   }
-  if (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    return std::unexpected(files_error("key", key_file));
+  if (SSL_CTX_use_PrivateKey_file(ctx, files.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    return std::unexpected(files_error("key_file", files.key_file));
   }
-  if (!client_ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(ctx, client_ca_file.c_str(), nullptr) != 1) {
-      return std::unexpected(files_error("client CA", client_ca_file));
-    }
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    return std::unexpected(files_error("key_file does not match cert_file", files.key_file));
   }
+  // An idle connection gives its read and write buffers back.
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  // Resumption needs a session id context whenever peers are verified.
+  static constexpr std::string_view kSessionContext = "produce-proxy";
+  SSL_CTX_set_session_id_context(ctx, reinterpret_cast<const unsigned char*>(kSessionContext.data()),
+                                 static_cast<unsigned>(kSessionContext.size()));
+  if (files.client_auth == ClientCertificates::kNone) return owner;
+  if (files.ca_file.empty()) return std::unexpected(std::string("client certificates need a ca_file"));
+  if (SSL_CTX_load_verify_locations(ctx, files.ca_file.c_str(), nullptr) != 1) {
+    return std::unexpected(files_error("ca_file", files.ca_file));
+  }
+  // The CA names sent in CertificateRequest, so a client picks a matching certificate.
+  if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(files.ca_file.c_str()); names != nullptr) {
+    SSL_CTX_set_client_CA_list(ctx, names);
+  }
+  const int fail_if_none =
+      files.client_auth == ClientCertificates::kRequired ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : SSL_VERIFY_NONE;
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | fail_if_none, nullptr);
   return owner;
 }
 
@@ -258,8 +285,37 @@ std::string TlsSession::protocol() const {
   return ssl_ == nullptr ? std::string() : std::string(SSL_get_version(ssl_));
 }
 
+std::optional<std::string> TlsSession::peer_common_name() const {
+  if (ssl_ == nullptr || SSL_get_verify_result(ssl_) != X509_V_OK) return std::nullopt;
+  const X509* cert = SSL_get0_peer_certificate(ssl_);
+  if (cert == nullptr) return std::nullopt;
+  const X509_NAME* subject = X509_get_subject_name(cert);
+  int last = -1;
+  for (int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0;
+       i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) {
+    last = i;
+  }
+  if (last < 0) return std::nullopt;
+  const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, last));
+  unsigned char* utf8 = nullptr;
+  const int n = ASN1_STRING_to_UTF8(&utf8, data);
+  if (n <= 0) return std::nullopt;
+  std::string cn(reinterpret_cast<const char*>(utf8), static_cast<std::size_t>(n));
+  OPENSSL_free(utf8);
+  if (cn.find('\0') != std::string::npos) return std::nullopt;
+  return cn;
+}
+
+bool TlsSession::session_reused() const {
+  return ssl_ != nullptr && SSL_session_reused(ssl_) == 1;
+}
+
 TlsFailure TlsSession::failure(int ssl_error, std::string_view during) const {
-  const std::string queued = drain_error_queue();
+  unsigned long first_error = 0;
+  const std::string queued = drain_error_queue(&first_error);
+  if (ERR_GET_REASON(first_error) == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
+    return TlsFailure{TlsFailureKind::kNoPeerCertificate, "the client sent no certificate, and one is required"};
+  }
   const long verify = SSL_get_verify_result(ssl_);
   if (!handshake_done_ && verify != X509_V_OK) {
     const auto kind = verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH

@@ -19,6 +19,7 @@
 #include <deque>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "proxy/base/bytes.h"
@@ -34,6 +35,12 @@ enum class TlsFailureKind : std::uint8_t {
   kHostname,     // the chain verified but names another host
   kHandshake,    // anything else: protocol, alert, peer closed mid-handshake
   kLocal,        // our own files: unreadable CA, key that does not match
+  // Server side: the context requires a client certificate and the peer
+  // sent none (client_auth = "required").
+  kNoPeerCertificate,
+  // Server side: the peer's first bytes were no TLS record (a plaintext
+  // client on a TLS listener).
+  kNotTls,
 };
 std::string_view metric_reason(TlsFailureKind kind);  // "tls_certificate", ...
 
@@ -49,13 +56,33 @@ struct TlsFiles {
   std::string key_file;
 };
 
+// Whether a server asks its clients for a certificate. kRequested verifies
+// one that is sent (an untrusted one fails the handshake) and accepts none.
+enum class ClientCertificates : std::uint8_t { kNone, kRequested, kRequired };
+
+// The files a server context is built from: a certificate chain and its key,
+// and the CA bundle that client certificates must chain to ("" = no client
+// certificates: client_auth must be kNone).
+struct TlsServerFiles {
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;
+  ClientCertificates client_auth = ClientCertificates::kNone;
+};
+
 // An SSL_CTX, shared by every session made from it. Rebuilding one (SIGHUP)
 // leaves sessions already running on the old one untouched.
 class TlsContext {
  public:
   // TLS 1.2 minimum, peer verification on, renegotiation off.
   static std::expected<std::shared_ptr<TlsContext>, std::string> client(const TlsFiles& files);
-  // For tests and tools that play the broker: certificate chain + key.
+  // TLS 1.2 minimum, renegotiation off, the key checked against the
+  // certificate, and session resumption on (TLS 1.3 tickets, TLS 1.2 session
+  // ids and tickets) under this context's own ticket key: a session from an
+  // earlier context (before a reload) is not resumed, just fully handshaken.
+  static std::expected<std::shared_ptr<TlsContext>, std::string> server(const TlsServerFiles& files);
+  // For tests and tools that play the broker: certificate chain + key, and a
+  // client CA that makes client certificates required.
   static std::expected<std::shared_ptr<TlsContext>, std::string> server(const std::string& cert_file,
                                                                         const std::string& key_file,
                                                                         const std::string& client_ca_file = "");
@@ -96,6 +123,12 @@ class TlsSession {
   // Sends close_notify (into take_output()).
   void shutdown();
   std::string protocol() const;  // "TLSv1.3"
+  // The subject CN of the peer's verified certificate (the last CN when the
+  // subject has several); nullopt without a verified certificate, or when
+  // the CN is empty or holds a NUL byte. Valid once the handshake is done.
+  std::optional<std::string> peer_common_name() const;
+  // The handshake resumed an earlier session (no certificate exchange).
+  bool session_reused() const;
 
  private:
   std::expected<void, TlsFailure> advance_handshake();

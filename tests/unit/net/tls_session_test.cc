@@ -175,6 +175,60 @@ TEST_F(TlsSessionTest, MutualTlsWithAndWithoutAClientCertificate) {
   EXPECT_TRUE(without.to_server.empty());
 }
 
+// The listener's side: the server names a verified client by its
+// certificate's subject CN; a required certificate that is missing is its
+// own failure kind; a requested one may be missing.
+TEST_F(TlsSessionTest, ServerNamesAVerifiedClientByItsCommonName) {
+  Pair with =
+      connect(TlsFiles{pki_.ca_file, pki_.client.cert, pki_.client.key}, pki_.broker, "localhost", pki_.ca_file);
+  with.pump(7);
+  ASSERT_FALSE(with.server_failure) << with.server_failure->reason;
+  ASSERT_TRUE(with.server->handshake_done());
+  EXPECT_EQ(with.server->peer_common_name(), std::optional<std::string>("produce-proxy client"));
+  EXPECT_FALSE(with.server->session_reused());
+
+  Pair without = connect(trusting_ca(), pki_.broker, "localhost", pki_.ca_file);
+  without.pump(65536);
+  ASSERT_TRUE(without.server_failure.has_value());
+  EXPECT_EQ(without.server_failure->kind, TlsFailureKind::kNoPeerCertificate);
+  EXPECT_EQ(metric_reason(without.server_failure->kind), "tls_no_certificate");
+}
+
+TEST_F(TlsSessionTest, RequestedClientCertificateMayBeMissingButNotUntrusted) {
+  auto server_ctx = TlsContext::server(
+      TlsServerFiles{pki_.broker.cert, pki_.broker.key, pki_.ca_file, ClientCertificates::kRequested});
+  ASSERT_TRUE(server_ctx.has_value()) << server_ctx.error();
+  auto run = [&](const TlsFiles& client_files) {
+    Pair p;
+    p.client =
+        std::make_unique<TlsSession>(*TlsContext::client(client_files), TlsSession::Role::kClient, "localhost", true);
+    p.server = std::make_unique<TlsSession>(*server_ctx, TlsSession::Role::kServer, "", false);
+    EXPECT_TRUE(p.client->start().has_value());
+    p.pump(65536);
+    return p;
+  };
+  Pair anonymous = run(trusting_ca());
+  ASSERT_FALSE(anonymous.server_failure) << anonymous.server_failure->reason;
+  EXPECT_TRUE(anonymous.server->handshake_done());
+  EXPECT_EQ(anonymous.server->peer_common_name(), std::nullopt);
+
+  // A client certificate from an unrelated CA: chains to nothing trusted.
+  test::TestPki other;
+  Pair untrusted = run(TlsFiles{pki_.ca_file, other.client.cert, other.client.key});
+  ASSERT_TRUE(untrusted.server_failure.has_value());
+  EXPECT_EQ(untrusted.server_failure->kind, TlsFailureKind::kCertificate);
+}
+
+TEST(TlsContext, ServerFilesThatDoNotLoadAreNamed) {
+  test::TestPki pki;
+  auto mismatched = TlsContext::server(TlsServerFiles{pki.broker.cert, pki.client.key, "", ClientCertificates::kNone});
+  ASSERT_FALSE(mismatched.has_value());
+  EXPECT_NE(mismatched.error().find("mismatch"), std::string::npos) << mismatched.error();
+  auto no_ca = TlsContext::server(TlsServerFiles{pki.broker.cert, pki.broker.key, "", ClientCertificates::kRequired});
+  ASSERT_FALSE(no_ca.has_value());
+  EXPECT_NE(no_ca.error().find("ca_file"), std::string::npos);
+}
+
 TEST(TlsContext, FilesThatDoNotLoadAreNamedWithoutTheirContents) {
   test::TestPki pki;
   auto missing = TlsContext::client(TlsFiles{"/nonexistent/ca.pem", "", ""});

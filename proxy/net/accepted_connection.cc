@@ -1,0 +1,302 @@
+#include "proxy/net/accepted_connection.h"
+
+#include <utility>
+
+#include "proxy/net/timer.h"
+
+namespace pp::net {
+
+namespace {
+
+// A TLS record's first byte: content type 22, handshake (RFC 8446 5.1). A
+// Kafka request starts with its size, whose first byte is 0 below 16 MiB.
+constexpr std::uint8_t kTlsHandshakeRecord = 0x16;
+constexpr std::uint8_t kTlsMajorVersion = 0x03;
+
+bool starts_like_tls(ByteView data) {
+  return !data.empty() && data[0] == kTlsHandshakeRecord && (data.size() < 2 || data[1] == kTlsMajorVersion);
+}
+
+}  // namespace
+
+// Everything the connection is; the socket's callbacks hold it (weakly, and
+// strongly while they run).
+struct AcceptedConnection::State : std::enable_shared_from_this<State> {
+  TcpConnection tcp;
+  std::unique_ptr<TlsSession> session;  // null: plaintext
+  DataCallback on_data;
+  CloseCallback on_close;
+  HandshakeCallback on_handshake;
+  std::function<void()> on_tls_attempt;
+  Bytes early;     // plaintext that came with the handshake, not yet handed over
+  Timer handover;  // hands `early` over on a later loop turn
+  bool first_byte_seen = false;
+  bool handshake_reported = false;
+  bool want_reads = false;  // the session asked to read (TLS, after the handshake)
+  bool open = true;
+  uv_loop_t* loop = nullptr;
+
+  void attach_socket() {
+    std::weak_ptr<State> weak = weak_from_this();
+    tcp.set_callbacks(
+        [weak](ByteView data) {
+          if (auto self = weak.lock()) self->on_socket_data(data);
+        },
+        [weak](int status) {
+          if (auto self = weak.lock()) self->on_socket_closed(status);
+        });
+  }
+
+  void on_socket_data(ByteView data) {
+    const bool first = !first_byte_seen;
+    first_byte_seen = true;
+    if (session == nullptr) {
+      on_plaintext(data, first);
+      return;
+    }
+    if (first && data[0] != kTlsHandshakeRecord) {
+      fail_handshake(
+          TlsFailure{TlsFailureKind::kNotTls,
+                     "the first bytes are no TLS handshake record: a plaintext client on the TLS listener?"});
+      return;
+    }
+    on_ciphertext(data);
+  }
+
+  void on_plaintext(ByteView data, bool first) {
+    if (first && on_tls_attempt && starts_like_tls(data)) {
+      auto attempt = on_tls_attempt;
+      auto closed = on_close;
+      close();
+      attempt();
+      if (closed) closed(UV_EPROTO);
+      return;
+    }
+    if (auto cb = on_data) cb(data);
+  }
+
+  void on_ciphertext(ByteView data) {
+    auto fed = session->feed(data);
+    flush_output(nullptr);  // alerts, Finished, tickets go out first
+    if (!fed) {
+      if (!handshake_reported) {
+        fail_handshake(fed.error());
+      } else {
+        close_with(UV_EPROTO);
+      }
+      return;
+    }
+    if (!handshake_reported) {
+      if (!session->handshake_done()) return;
+      handshake_reported = true;
+      // The session reads once it is set up: nothing may arrive before.
+      tcp.stop_reading();
+      if (fed->peer_closed) {
+        fail_handshake(TlsFailure{TlsFailureKind::kHandshake, "the client closed the TLS session at once"});
+        return;
+      }
+      early = std::move(fed->plaintext);
+      if (auto cb = on_handshake) cb(std::nullopt);
+      return;
+    }
+    // What came with the handshake goes first.
+    if (!early.empty()) deliver(std::exchange(early, Bytes()));
+    if (!fed->plaintext.empty() && open) deliver(fed->plaintext);
+    if (fed->peer_closed && open) close_with(0);
+  }
+
+  void deliver(ByteView plaintext) {
+    if (auto cb = on_data) cb(plaintext);
+  }
+
+  void on_socket_closed(int status) {
+    open = false;
+    if (session != nullptr && !handshake_reported) {
+      fail_handshake(TlsFailure{TlsFailureKind::kHandshake,
+                                status == 0
+                                    ? std::string("the client closed the connection during the TLS handshake")
+                                    : std::string("socket error during the TLS handshake: ") + uv_strerror(status)});
+      return;
+    }
+    if (auto cb = on_close) cb(status);
+  }
+
+  void fail_handshake(const TlsFailure& failure) {
+    handshake_reported = true;
+    auto cb = on_handshake;
+    close();
+    if (cb) cb(failure);
+  }
+
+  void close_with(int status) {
+    auto cb = on_close;
+    close();
+    if (cb) cb(status);
+  }
+
+  void flush_output(std::shared_ptr<void> keep) {
+    Bytes out = session->take_output();
+    if (!out.empty()) tcp.write(std::move(out), std::move(keep));
+  }
+
+  void close() {
+    if (session != nullptr && open && handshake_reported) {
+      session->shutdown();
+      flush_output(nullptr);
+    }
+    open = false;
+    want_reads = false;
+    on_data = nullptr;
+    on_close = nullptr;
+    on_handshake = nullptr;
+    on_tls_attempt = nullptr;
+    handover = Timer();
+    tcp.close();
+  }
+
+  void start_reading() {
+    if (!open) return;
+    want_reads = true;
+    tcp.start_reading();
+    if (early.empty() || handover) return;
+    // Never inside start_reading: the session is in the middle of deciding.
+    handover = Timer(loop);
+    std::weak_ptr<State> weak = weak_from_this();
+    handover.start(0, 0, [weak] {
+      auto self = weak.lock();
+      if (!self) return;
+      self->handover = Timer();
+      if (self->want_reads && self->open && !self->early.empty()) self->deliver(std::exchange(self->early, Bytes()));
+    });
+  }
+};
+
+AcceptedConnection::~AcceptedConnection() {
+  close();
+}
+
+AcceptedConnection AcceptedConnection::plaintext(TcpConnection tcp, std::function<void()> on_tls_attempt) {
+  auto state = std::make_shared<State>();
+  state->loop = tcp.loop();
+  state->tcp = std::move(tcp);
+  state->on_tls_attempt = std::move(on_tls_attempt);
+  state->handshake_reported = true;
+  state->attach_socket();
+  return AcceptedConnection(std::move(state));
+}
+
+AcceptedConnection AcceptedConnection::tls(TcpConnection tcp, std::shared_ptr<TlsContext> context,
+                                           HandshakeCallback on_handshake) {
+  auto state = std::make_shared<State>();
+  state->loop = tcp.loop();
+  state->tcp = std::move(tcp);
+  state->on_handshake = std::move(on_handshake);
+  state->session = std::make_unique<TlsSession>(std::move(context), TlsSession::Role::kServer, "", false);
+  state->attach_socket();
+  if (auto started = state->session->start(); !started) {
+    // Reported on a later turn, as promised: a failed SSL_new is rare enough.
+    State* s = state.get();
+    s->handover = Timer(s->loop);
+    std::weak_ptr<State> weak = state;
+    s->handover.start(0, 0, [weak, failure = started.error()] {
+      if (auto self = weak.lock()) self->fail_handshake(failure);
+    });
+    return AcceptedConnection(std::move(state));
+  }
+  state->tcp.start_reading();
+  return AcceptedConnection(std::move(state));
+}
+
+void AcceptedConnection::set_callbacks(DataCallback on_data, CloseCallback on_close) {
+  state_->on_data = std::move(on_data);
+  state_->on_close = std::move(on_close);
+}
+
+void AcceptedConnection::set_read_target(ReadTarget target, ReadIntoCallback on_read_into) {
+  if (state_->session == nullptr) state_->tcp.set_read_target(std::move(target), std::move(on_read_into));
+}
+
+void AcceptedConnection::start_reading() {
+  if (!state_) return;
+  if (state_->session == nullptr) {
+    state_->tcp.start_reading();
+    return;
+  }
+  state_->start_reading();
+}
+
+void AcceptedConnection::stop_reading() {
+  if (!state_) return;
+  state_->want_reads = false;
+  state_->tcp.stop_reading();
+}
+
+bool AcceptedConnection::reading() const {
+  return state_ && state_->tcp.reading();
+}
+
+void AcceptedConnection::write(Bytes data, std::shared_ptr<void> keep) {
+  State* s = state_.get();
+  if (s == nullptr || !s->open || data.empty()) return;
+  if (s->session == nullptr) {
+    s->tcp.write(std::move(data), std::move(keep));
+    return;
+  }
+  if (auto written = s->session->write(std::move(data)); !written) {
+    // A write fails only on a broken session: the peer hears nothing more.
+    auto self = state_;
+    self->close_with(UV_EPROTO);
+    return;
+  }
+  s->flush_output(std::move(keep));
+}
+
+std::size_t AcceptedConnection::write_queue_bytes() const {
+  if (!state_) return 0;
+  const std::size_t queued = state_->session ? state_->session->queued_plaintext_bytes() : 0;
+  return state_->tcp.write_queue_bytes() + queued;
+}
+
+std::size_t AcceptedConnection::unread_bytes() const {
+  return state_ ? state_->tcp.unread_bytes() : 0;
+}
+
+void AcceptedConnection::close() {
+  if (state_) state_->close();
+}
+
+bool AcceptedConnection::is_open() const {
+  return state_ && state_->open && state_->tcp.is_open();
+}
+
+std::string AcceptedConnection::peer_name() const {
+  return state_ ? state_->tcp.peer_name() : std::string("?");
+}
+
+bool AcceptedConnection::tls() const {
+  return state_ && state_->session != nullptr;
+}
+
+bool AcceptedConnection::handshake_done() const {
+  return state_ && (state_->session == nullptr || state_->session->handshake_done());
+}
+
+std::string AcceptedConnection::protocol() const {
+  if (!tls()) return "plaintext";
+  return state_->session->protocol();
+}
+
+std::optional<std::string> AcceptedConnection::peer_common_name() const {
+  if (!tls()) return std::nullopt;
+  return state_->session->peer_common_name();
+}
+
+bool AcceptedConnection::session_reused() const {
+  return tls() && state_->session->session_reused();
+}
+
+bool AcceptedConnection::peer_sent_nothing() const {
+  return state_ && !state_->first_byte_seen;
+}
+
+}  // namespace pp::net
