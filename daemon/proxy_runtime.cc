@@ -88,6 +88,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   if (!frontend_config) return std::unexpected(frontend_config.error());
   frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, driver_->producer(), *driver_,
                                          &metrics_->frontend_observer());
+  if (auto tls = load_listener_tls(false); !tls) return tls;
   if (systemd_.watchdog_period()) {
     const auto period = static_cast<std::uint64_t>(systemd_.watchdog_period()->count());
     watchdog_.start(period, period, [this] {
@@ -229,6 +230,7 @@ void ProxyRuntime::reload(const config::Settings& reloaded) {
     frontend_->set_upstream_compression(to_pipeline_config(settings_).compression);
   }
   reload_tls();
+  if (settings_.listener.tls.enabled && frontend_) static_cast<void>(load_listener_tls(true));
   reload_sasl();
 }
 
@@ -246,6 +248,27 @@ void ProxyRuntime::reload_tls() {
   spdlog::info(
       "SIGHUP: upstream TLS files re-read; new broker connections use them, connections up now are kept (not "
       "dropped)");
+}
+
+// [listener.tls]: the listener's certificate, key and CA files, read at
+// start (a failure fails start-up) and on every SIGHUP, changed or not. New
+// client connections handshake with the new context; connections up keep
+// their sessions. A reload that fails keeps the previous context.
+std::expected<void, std::string> ProxyRuntime::load_listener_tls(bool reloading) {
+  auto context = to_listener_tls_context(settings_);
+  if (!context) {
+    if (reloading) spdlog::error("SIGHUP: {}; new client connections keep the previous TLS files", context.error());
+    return std::unexpected(context.error());
+  }
+  if (*context == nullptr) return {};
+  frontend_->set_tls_context(*context);
+  if (reloading) {
+    spdlog::info("SIGHUP: listener TLS files re-read; new client connections use them, connections up are kept");
+  } else {
+    spdlog::info("listener: TLS (TLS 1.2 minimum), client certificates {}",
+                 config::to_string(settings_.listener.tls.client_auth));
+  }
+  return {};
 }
 
 // New authentications (reconnects, KIP-368 re-authentications) use what the

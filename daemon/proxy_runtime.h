@@ -63,6 +63,7 @@ class ProxyRuntime {
   void exit_if_fatal();
   void sample_metrics();
   void reload_tls();
+  std::expected<void, std::string> load_listener_tls(bool reloading);
   void reload_sasl();
   void finish_drain(bool deadline);
   std::expected<void, std::string> configure_sasl(upstream::UpstreamConfig& upstream);

@@ -1,6 +1,7 @@
 #include "daemon/settings_mapping.h"
 
 #include <algorithm>
+#include <array>
 
 namespace pp {
 
@@ -20,6 +21,17 @@ std::expected<upstream::TransportSecurity, std::string> to_transport_security(co
   auto context = net::TlsContext::client(net::TlsFiles{tls.ca_file, tls.cert_file, tls.key_file});
   if (!context) return std::unexpected("upstream.tls: " + context.error());
   return upstream::TransportSecurity{std::move(*context), tls.server_name, tls.verify_hostname};
+}
+
+std::expected<std::shared_ptr<net::TlsContext>, std::string> to_listener_tls_context(const config::Settings& s) {
+  const config::ListenerTlsSettings& tls = s.listener.tls;
+  if (!tls.enabled) return nullptr;
+  constexpr std::array<net::ClientCertificates, 3> kByClientAuth{
+      net::ClientCertificates::kNone, net::ClientCertificates::kRequested, net::ClientCertificates::kRequired};
+  auto context = net::TlsContext::server(net::TlsServerFiles{
+      tls.cert_file, tls.key_file, tls.ca_file, kByClientAuth.at(static_cast<std::size_t>(tls.client_auth))});
+  if (!context) return std::unexpected("listener.tls: " + context.error());
+  return std::move(*context);
 }
 
 TopicLimits to_topic_limits(const config::Settings& s) {
@@ -56,6 +68,8 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.max_request_bytes = static_cast<std::size_t>(s.listener.max_request_bytes);
   f.idle_timeout_ms = s.listener.idle_timeout_ms;
   f.frame_timeout_ms = s.listener.frame_timeout_ms;
+  f.tls_handshake_timeout_ms = s.listener.tls.handshake_timeout_ms;
+  f.tls_client_certificates_required = s.listener.tls.client_auth == config::ClientAuth::kRequired;
   f.max_request_hold_ms = s.listener.max_request_hold_ms;
   f.max_decoded_bytes_per_request =
       std::max(static_cast<std::size_t>(s.producer.buffer_memory_bytes), kMinDecodedBytesPerRequest);

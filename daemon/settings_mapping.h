@@ -24,6 +24,10 @@ MetricsConfig to_metrics_config(const config::Settings& s);
 // the files, read now (start-up, SIGHUP). The error names the key and the
 // file and OpenSSL's reason, never the file's contents.
 std::expected<upstream::TransportSecurity, std::string> to_transport_security(const config::Settings& s);
+// [listener.tls]: null when disabled; otherwise a server context built from
+// the files, read now (start-up, SIGHUP). The error names the key, the file
+// and OpenSSL's reason, never the file's contents.
+std::expected<std::shared_ptr<net::TlsContext>, std::string> to_listener_tls_context(const config::Settings& s);
 // upstream.sasl; mechanism "" means off.
 upstream::sasl::SaslConfig to_sasl_config(const config::Settings& s);
 

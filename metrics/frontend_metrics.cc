@@ -22,6 +22,10 @@ void FrontendMetrics::on_backpressure(bool active) {
   metrics_.set_backpressure(active);
 }
 
+void FrontendMetrics::on_client_tls_failure(std::string_view reason) {
+  metrics_.on_client_tls_failure(reason);
+}
+
 void FrontendMetrics::on_share_pause() {
   metrics_.on_client_share_pause();
 }

@@ -105,6 +105,10 @@ void Metrics::on_client_share_pause() {
   share_pauses_.Increment();
 }
 
+void Metrics::on_client_tls_failure(std::string_view reason) {
+  families_.client_tls_handshake_failures_total.Add({{"reason", std::string(reason)}}).Increment();
+}
+
 void Metrics::on_request_parked() {
   requests_parked_.Increment();
 }

@@ -84,6 +84,8 @@ class Metrics {
   // outcome: "acked" or "in_flight" (anything else is counted as "in_flight").
   void on_client_duplicate(std::string_view outcome);
   // A partition of a Produce request answered at the request's deadline:
+  // reason: a fixed label (ClientHandshakes): a handful of series at most.
+  void on_client_tls_failure(std::string_view reason);
   // withdrawn unsent, or else in flight; with its records.
   void on_deadline_answer(bool withdrawn, std::int64_t records);
   // At most kMaxClientSoftwareSeries (software, software_version) pairs get

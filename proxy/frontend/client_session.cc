@@ -18,8 +18,8 @@ std::shared_ptr<ClientSession> ResponseSlot::session() const {
   return (s && !s->closed()) ? s : nullptr;
 }
 
-ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection, std::uint64_t id,
-                             SessionRegistry& registry, RequestRouter& router)
+ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::AcceptedConnection connection,
+                             std::uint64_t id, SessionRegistry& registry, RequestRouter& router)
     : context_(std::move(context)),
       connection_(std::move(connection)),
       id_(id),

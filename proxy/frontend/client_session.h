@@ -22,6 +22,7 @@
 #include "proxy/frontend/flow_control.h"
 #include "proxy/frontend/frontend_context.h"
 #include "proxy/frontend/principal.h"
+#include "proxy/net/accepted_connection.h"
 #include "proxy/net/tcp.h"
 #include "proxy/protocol/frame.h"
 
@@ -76,7 +77,7 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
  public:
   // `registry` (Frontend) and `router` must outlive the session's open life:
   // the front end closes every session before it goes.
-  ClientSession(std::shared_ptr<FrontendContext> context, net::TcpConnection connection, std::uint64_t id,
+  ClientSession(std::shared_ptr<FrontendContext> context, net::AcceptedConnection connection, std::uint64_t id,
                 SessionRegistry& registry, RequestRouter& router);
   ClientSession(const ClientSession&) = delete;
   ClientSession& operator=(const ClientSession&) = delete;
@@ -191,7 +192,7 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   FlowControl& flow() const { return *context_->flow; }
 
   std::shared_ptr<FrontendContext> context_;
-  net::TcpConnection connection_;
+  net::AcceptedConnection connection_;  // plaintext, or TLS with its handshake done
   std::uint64_t id_;
   SessionRegistry& registry_;
   RequestRouter& router_;

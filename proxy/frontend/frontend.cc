@@ -25,7 +25,8 @@ Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, Top
       context_(std::make_shared<FrontendContext>(loop, std::move(config), sink, topics, observer)),
       deadlines_(loop),
       deferred_(loop),
-      flow_(loop, context_->sink.memory_budget(), listener_, deferred_, context_->counters, context_->observer) {
+      flow_(loop, context_->sink.memory_budget(), listener_, deferred_, context_->counters, context_->observer),
+      handshakes_(context_->sink.memory_budget(), context_->counters, context_->observer, *this) {
   context_->deadlines = &deadlines_;
   context_->flow = &flow_;
   context_->deferred = &deferred_;
@@ -55,8 +56,10 @@ std::expected<void, std::string> Frontend::start() {
   flow_.start();
   start_sweep();
 
-  frontend::log().info("listening for Kafka clients on {} (advertised as {}:{}), max {} connections",
-                       net::HostPort{config.listen_address.host, port()}.to_string(), context_->advertised.host,
+  handshakes_.set_timeout_ms(static_cast<std::uint64_t>(config.tls_handshake_timeout_ms));
+  frontend::log().info("listening for Kafka clients on {} ({}, advertised as {}:{}), max {} connections",
+                       net::HostPort{config.listen_address.host, port()}.to_string(),
+                       handshakes_.enabled() ? "TLS" : "plaintext", context_->advertised.host,
                        context_->advertised.port, config.max_connections);
   return {};
 }
@@ -65,6 +68,7 @@ void Frontend::drain() {
   if (context_->stopped || draining_) return;
   draining_ = true;
   listener_.close();
+  handshakes_.close_all();
   frontend::log().info("draining: answering the requests {} clients already sent, then closing them", sessions_.size());
   for (auto& s : sessions_in_turn()) s->finish_then_close();
 }
@@ -76,6 +80,7 @@ void Frontend::stop() {
   listener_.close();
   sweep_timer_ = net::Timer();
   deferred_.cancel();
+  handshakes_.close_all();
   for (auto& s : sessions_in_turn()) s->close_now();
   sessions_.clear();
   flow_.end_pause();
@@ -96,7 +101,8 @@ bool Frontend::backpressure_active() const {
 void Frontend::on_accept(net::TcpConnection connection) {
   FrontendContext& ctx = *context_;
   if (ctx.stopped || draining_) return;
-  if (sessions_.size() >= ctx.config.max_connections) {
+  // A connection in its TLS handshake counts as one.
+  if (sessions_.size() + handshakes_.size() >= ctx.config.max_connections) {
     ++ctx.counters.connections_refused_total;
     frontend::log().warn("refusing client {}: max_connections ({}) reached", connection.peer_name(),
                          ctx.config.max_connections);
@@ -117,8 +123,35 @@ void Frontend::on_accept(net::TcpConnection connection) {
     ++open;
     peer_of_session_.emplace(id, std::move(peer));
   }
+  if (handshakes_.enabled()) {
+    if (!handshakes_.start(id, std::move(connection), uv_now(loop_))) forget_peer(id);
+    return;
+  }
+  const std::string peer = connection.peer_name();
+  start_session(id,
+                net::AcceptedConnection::plaintext(std::move(connection),
+                                                   [this, peer] { handshakes_.tls_on_plaintext_listener(peer); }),
+                Principal::anonymous());
+}
+
+void Frontend::handshake_done(std::uint64_t id, net::AcceptedConnection connection, Principal principal) {
+  if (context_->stopped || draining_) {
+    connection.close();
+    forget_peer(id);
+    return;
+  }
+  start_session(id, std::move(connection), principal);
+}
+
+void Frontend::handshake_failed(std::uint64_t id) {
+  forget_peer(id);
+}
+
+void Frontend::start_session(std::uint64_t id, net::AcceptedConnection connection, const Principal& principal) {
+  FrontendContext& ctx = *context_;
   SessionRegistry& registry = *this;
   auto session = std::make_shared<ClientSession>(context_, std::move(connection), id, registry, dispatch_);
+  if (!principal.is_anonymous()) session->set_principal(principal);
   sessions_.emplace(id, session);
   ++ctx.counters.connections_accepted_total;
   ctx.counters.client_connections = static_cast<std::int64_t>(sessions_.size());
@@ -129,19 +162,29 @@ void Frontend::on_accept(net::TcpConnection connection) {
 
 void Frontend::session_closed(std::uint64_t session_id) {
   if (sessions_.erase(session_id) == 0) return;
-  if (auto peer = peer_of_session_.find(session_id); peer != peer_of_session_.end()) {
+  forget_peer(session_id);
+  context_->counters.client_connections = static_cast<std::int64_t>(sessions_.size());
+  context_->observer.on_client_connections(context_->counters.client_connections);
+}
+
+void Frontend::forget_peer(std::uint64_t id) {
+  if (auto peer = peer_of_session_.find(id); peer != peer_of_session_.end()) {
     if (auto open = connections_by_peer_.find(peer->second);
         open != connections_by_peer_.end() && --open->second == 0) {
       connections_by_peer_.erase(open);
     }
     peer_of_session_.erase(peer);
   }
-  context_->counters.client_connections = static_cast<std::int64_t>(sessions_.size());
-  context_->observer.on_client_connections(context_->counters.client_connections);
+}
+
+void Frontend::set_tls_context(std::shared_ptr<net::TlsContext> context) {
+  if (context == nullptr) return;
+  handshakes_.set_context(std::move(context), context_->config.tls_client_certificates_required);
 }
 
 void Frontend::sweep() {
   const std::uint64_t now = uv_now(loop_);
+  handshakes_.sweep(now);
   context_->deadline_log.tick(now);
   if (flow_.paused()) flow_.update_accepting();  // the headroom may have room again
   for (auto& s : sessions_in_turn()) {

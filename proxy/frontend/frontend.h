@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proxy/frontend/client_handshakes.h"
 #include "proxy/frontend/client_session.h"
 #include "proxy/frontend/flow_control.h"
 #include "proxy/frontend/frontend_config.h"
@@ -47,7 +48,7 @@
 
 namespace pp {
 
-class Frontend final : private SessionRegistry {
+class Frontend final : private SessionRegistry, private ClientHandshakes::Owner {
  public:
   // `sink`, `topics` and `observer` (may be null) must outlive the front end.
   Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, TopicDirectory& topics,
@@ -68,6 +69,12 @@ class Frontend final : private SessionRegistry {
   // the drain deadline.
   void stop();
 
+  // [listener.tls]: the server context new client connections handshake
+  // with; null (the default) serves plaintext. Set before start(), and again
+  // on SIGHUP, when connections already up keep their sessions. A TLS
+  // listener stays TLS: a null context on a TLS listener is ignored.
+  void set_tls_context(std::shared_ptr<net::TlsContext> context);
+
   // SIGHUP: connections idle this long close from the next sweep on.
   void set_idle_timeout_ms(std::int64_t ms);
   // SIGHUP's producer.compression, for judging records against their topic's limit.
@@ -84,7 +91,13 @@ class Frontend final : private SessionRegistry {
   void on_accept(net::TcpConnection connection);
   void sweep();
   void start_sweep();
+  // ClientHandshakes::Owner.
+  void handshake_done(std::uint64_t id, net::AcceptedConnection connection, Principal principal) override;
+  void handshake_failed(std::uint64_t id) override;
   // A snapshot (sessions may close while we go round), starting where
+  void start_session(std::uint64_t id, net::AcceptedConnection connection, const Principal& principal);
+  // Session or handshake `id` is gone: its peer's count goes down.
+  void forget_peer(std::uint64_t id);
   // FlowControl's rotation says.
   std::vector<std::shared_ptr<ClientSession>> sessions_in_turn();
 
@@ -100,6 +113,7 @@ class Frontend final : private SessionRegistry {
   std::unordered_map<std::uint64_t, std::shared_ptr<ClientSession>> sessions_;
   // listener.max_connections_per_peer: by IP address, and each session's.
   std::unordered_map<std::string, std::size_t> connections_by_peer_;
+  ClientHandshakes handshakes_;
   std::unordered_map<std::uint64_t, std::string> peer_of_session_;
   std::uint64_t next_session_id_ = 1;
   bool draining_ = false;

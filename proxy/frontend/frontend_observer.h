@@ -29,6 +29,10 @@ class FrontendObserver {
   virtual ~FrontendObserver() = default;
 
   virtual void on_client_connections(std::int64_t /*open*/) {}
+  // A client connection closed for TLS: its handshake failed or timed out,
+  // or it began one on a plaintext listener. `reason` is a fixed label
+  // (client_tls_failure_reason, "timeout", "plaintext_listener").
+  virtual void on_client_tls_failure(std::string_view /*reason*/) {}
   // A request whose header was read, by api and version (unknown apis too).
   virtual void on_request(ApiKey /*api*/, std::int16_t /*version*/) {}
   // Records accepted from a client and handed to the pipeline.
@@ -76,6 +80,7 @@ struct FrontendCounters {
   std::uint64_t share_pauses_total = 0;
   std::uint64_t requests_parked_total = 0;
   std::uint64_t requests_refused_for_memory_total = 0;
+  std::uint64_t client_tls_failures_total = 0;  // on_client_tls_failure, every reason
   std::uint64_t client_duplicates_acked_total = 0;
   std::uint64_t client_duplicates_in_flight_total = 0;
   std::uint64_t client_sequence_errors_total = 0;  // OUT_OF_ORDER / INVALID_PRODUCER_EPOCH answered

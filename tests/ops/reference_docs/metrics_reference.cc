@@ -72,6 +72,7 @@ void feed_every_event(pp::Metrics& m) {
   front.on_backpressure(true);
   front.on_share_pause();
   front.on_request_parked();
+  front.on_client_tls_failure("certificate");
   front.on_request_refused_for_memory();
   front.on_produce_done(-1, 1);
   front.on_client_duplicate("acked");
