@@ -35,7 +35,7 @@
 #include "proxy/pipeline/upstream_port.h"
 #include "proxy/upstream/broker_connection.h"
 #include "proxy/upstream/broker_directory.h"
-#include "proxy/upstream/topic_message_limits.h"
+#include "proxy/upstream/topic_limit_fetcher.h"
 #include "proxy/upstream/upstream_observer.h"
 
 namespace pp::upstream {
@@ -66,7 +66,7 @@ struct BrokerStatus {
   std::int16_t produce_version = -1;  // -1: not negotiated
 };
 
-class Upstream final : public UpstreamPort {
+class Upstream final : public UpstreamPort, private TopicLimitFetcher::Brokers {
  public:
   using MetadataListener = std::function<void(const MetadataUpdate&)>;
   using NodeReadyListener = std::function<void(std::int32_t node)>;
@@ -91,8 +91,8 @@ class Upstream final : public UpstreamPort {
   // negotiating, or a KIP-219 throttle ended. The pipeline's cue to drain.
   void set_node_ready_listener(NodeReadyListener listener) { on_node_ready_ = std::move(listener); }
   // Told each topic's max.message.bytes when first learned and when it
-  // changes (topic_message_limits.h). Without a listener none is asked for.
-  void set_topic_limit_listener(TopicLimitListener listener) { on_topic_limit_ = std::move(listener); }
+  // changes (TopicLimitFetcher). Without a listener none is asked for.
+  void set_topic_limit_listener(TopicLimitListener listener) { topic_limits_.set_listener(std::move(listener)); }
   // SIGHUP: every connection's later requests (and InitProducerId waits) use it.
   void set_request_timeout_ms(int ms);
   // SIGHUP: connections made or remade from now on use it; sessions up now
@@ -132,7 +132,7 @@ class Upstream final : public UpstreamPort {
   std::uint64_t metadata_requests_sent() const { return metadata_requests_sent_; }
   const std::set<std::string>& topics_in_use() const { return topics_; }
   // 0 while not known.
-  std::int32_t max_message_bytes(std::string_view topic) const { return message_limits_.max_message_bytes(topic); }
+  std::int32_t max_message_bytes(std::string_view topic) const { return topic_limits_.max_message_bytes(topic); }
 
  private:
   struct InitWaiting {
@@ -145,7 +145,7 @@ class Upstream final : public UpstreamPort {
   BrokerConnection* find_connection(std::int32_t node) const;
   std::unique_ptr<BrokerConnection> make_connection(std::int32_t node, net::HostPort address);
   void on_connection_event(BrokerConnection& connection, BrokerConnection::Event event);
-  BrokerConnection* pick_ready(ApiKey key) const;
+  BrokerConnection* pick_ready(ApiKey key) const override;  // TopicLimitFetcher::Brokers
   void ensure_some_connecting();
   void retire(std::int32_t node);
   void sweep_retired();
@@ -160,9 +160,6 @@ class Upstream final : public UpstreamPort {
   bool leader_unreachable() const;
   void flush_init();
   void expire_init();
-  void refresh_topic_limits(const MetadataUpdate& update);
-  void ask_topic_limits();
-  void on_topic_limits(std::expected<DescribeConfigsResponse, ErrorCode> result);
 
   template <class Result, class Done>
   void fail_later(Done done, ErrorCode error) {
@@ -177,7 +174,6 @@ class Upstream final : public UpstreamPort {
   UpstreamConfig config_;
   MetadataListener on_metadata_;
   NodeReadyListener on_node_ready_;
-  TopicLimitListener on_topic_limit_;
   // Declared before the connections that post to it, so destroyed after them.
   net::Deferred deferred_;
   BrokerDirectory brokers_;
@@ -206,9 +202,7 @@ class Upstream final : public UpstreamPort {
   std::deque<InitWaiting> init_waiting_;
   net::Timer init_timer_;
 
-  TopicMessageLimits message_limits_;
-  std::set<std::string> limit_topics_;  // named without error by the latest Metadata answer naming them
-  net::Timer limits_retry_timer_;       // a failed DescribeConfigs asks again from it
+  TopicLimitFetcher topic_limits_;
 };
 
 }  // namespace pp::upstream

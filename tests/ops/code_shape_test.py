@@ -34,8 +34,6 @@ ALLOWED = {
 # split into types of its own. Remove an entry once its class is in one file.
 KNOWN_SPLIT = {
     "ProducerDriver": {"daemon/producer_driver.cc", "daemon/driver_topics.cc"},
-    "Upstream": {"proxy/upstream/upstream.cc", "proxy/upstream/upstream_requests.cc",
-                 "proxy/upstream/upstream_topic_limits.cc"},
 }
 # `[ReturnType] Qualified::Class::member(` at the start of a line: a definition
 # at namespace scope (statements inside functions are indented). Classes are

@@ -1,7 +1,8 @@
-// Upstream: learning each topic's max.message.bytes (DescribeConfigs) after
-// the Metadata answers that name the topics (topic_message_limits.h).
+#include "proxy/upstream/topic_limit_fetcher.h"
+
+#include <utility>
+
 #include "proxy/upstream/log.h"
-#include "proxy/upstream/upstream.h"
 
 namespace pp::upstream {
 
@@ -14,48 +15,58 @@ constexpr std::uint64_t kLimitRetryMs = 5000;
 
 }  // namespace
 
-void Upstream::refresh_topic_limits(const MetadataUpdate& update) {
+TopicLimitFetcher::TopicLimitFetcher(uv_loop_t* loop, std::uint64_t max_age_ms, Brokers& brokers)
+    : loop_(loop), brokers_(brokers), limits_(max_age_ms), retry_timer_(loop) {}
+
+void TopicLimitFetcher::on_metadata(const MetadataUpdate& update) {
   // Only topics the cluster has: asking about one not created yet would
   // only be refused, and then not asked again for metadata_max_age_ms. An
   // answer may name only some topics: the others keep their standing.
   for (const auto& [name, topic] : update.topics) {
     if (topic.error == ErrorCode::kNone) {
-      limit_topics_.insert(name);
+      topics_.insert(name);
     } else {
-      limit_topics_.erase(name);
+      topics_.erase(name);
     }
   }
-  ask_topic_limits();
+  ask();
 }
 
-void Upstream::ask_topic_limits() {
-  if (closed_ || !on_topic_limit_ || message_limits_.outstanding() || limit_topics_.empty()) return;
-  // A broker without DescribeConfigs (librdkafka's mock cluster, the test
-  // cluster) teaches nothing: every batch is still judged by the broker.
-  BrokerConnection* c = pick_ready(ApiKey::kDescribeConfigs);
+void TopicLimitFetcher::ask() {
+  if (closed_ || !listener_ || limits_.outstanding() || topics_.empty()) return;
+  BrokerConnection* c = brokers_.pick_ready(ApiKey::kDescribeConfigs);
   if (!c) return;
-  auto request = message_limits_.due(limit_topics_, now());
+  auto request = limits_.due(topics_, now());
   if (!request) return;
-  limits_retry_timer_.stop();
+  retry_timer_.stop();
   const std::int16_t version = *c->versions().version(ApiKey::kDescribeConfigs);
   log().debug("{}: DescribeConfigs v{} for max.message.bytes of {} topics", c->describe(), version,
               request->resources.size());
   c->send(*request, version,
-          make_sink<DescribeConfigsResponse>([this](std::expected<DescribeConfigsResponse, ErrorCode> result) {
-            on_topic_limits(std::move(result));
-          }));
+          make_sink<DescribeConfigsResponse>(
+              [this](std::expected<DescribeConfigsResponse, ErrorCode> result) { on_answer(std::move(result)); }));
 }
 
-void Upstream::on_topic_limits(std::expected<DescribeConfigsResponse, ErrorCode> result) {
+void TopicLimitFetcher::forget(const std::string& topic) {
+  limits_.forget(topic);
+  topics_.erase(topic);
+}
+
+void TopicLimitFetcher::close() {
+  closed_ = true;
+  retry_timer_.stop();
+}
+
+void TopicLimitFetcher::on_answer(std::expected<DescribeConfigsResponse, ErrorCode> result) {
   if (closed_) return;
   if (!result) {
     log().debug("upstream: DescribeConfigs failed ({}); asking again in {} ms", error_name(result.error()),
                 kLimitRetryMs);
-    message_limits_.failed(now(), kLimitRetryMs);
-    limits_retry_timer_.start(kLimitRetryMs, 0, [this] { ask_topic_limits(); });
+    limits_.failed(now(), kLimitRetryMs);
+    retry_timer_.start(kLimitRetryMs, 0, [this] { ask(); });
     return;
   }
-  const LimitsRead read = message_limits_.apply(*result);
+  const LimitsRead read = limits_.apply(*result);
   for (const LimitRefusal& r : read.refused) {
     log().warn("upstream: max.message.bytes of topic {} not learned ({}{}{}); its batches are judged by the broker",
                r.topic, r.error == ErrorCode::kNone ? "" : error_name(r.error), r.reason.empty() ? "" : ": ", r.reason);
@@ -66,7 +77,7 @@ void Upstream::on_topic_limits(std::expected<DescribeConfigsResponse, ErrorCode>
   for (const LearnedLimit& l : read.changed) {
     log().info("upstream: topic {} takes record batches up to {} bytes (max.message.bytes)", l.topic,
                l.max_message_bytes);
-    if (on_topic_limit_) on_topic_limit_(l.topic, l.max_message_bytes);
+    if (listener_) listener_(l.topic, l.max_message_bytes);
   }
 }
 
