@@ -86,7 +86,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
 
   auto frontend_config = to_frontend_config(settings_);
   if (!frontend_config) return std::unexpected(frontend_config.error());
-  frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, driver_->producer(), *driver_,
+  frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, driver_->producer(), driver_->followed_topics(),
                                          &metrics_->frontend_observer());
   if (auto tls = load_listener_tls(false); !tls) return tls;
   if (systemd_.watchdog_period()) {

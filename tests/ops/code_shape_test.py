@@ -33,7 +33,6 @@ ALLOWED = {
 # files before the one-.cc rule, with the files they may span until each is
 # split into types of its own. Remove an entry once its class is in one file.
 KNOWN_SPLIT = {
-    "ProducerDriver": {"daemon/producer_driver.cc", "daemon/driver_topics.cc"},
 }
 # `[ReturnType] Qualified::Class::member(` at the start of a line: a definition
 # at namespace scope (statements inside functions are indented). Classes are

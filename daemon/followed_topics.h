@@ -1,0 +1,113 @@
+// The daemon's TopicDirectory: which topics the proxy follows upstream, and
+// what the front end is told about them, from the pipeline's TopicTable.
+//
+// - Admission: Kafka's name rule and a cap on the topics followed
+//   (upstream.max_topics); a topic admitted is asked about upstream at once.
+// - describe(): a client's Metadata question, answered from the TopicTable
+//   once the topics are known and settled, or at request_timeout_ms.
+// - Idle topics are forgotten (upstream.metadata_max_idle_ms, the Java
+//   producer's metadata.max.idle.ms): a sweep retires idle partitions and
+//   drops topics no client asked about and nothing produced to for that long.
+// Without the cap and the sweep a client could grow every Metadata refresh,
+// and the state kept per topic and partition, without bound.
+//
+// Owned by the ProducerDriver, which tells it of every Metadata answer. Loop
+// thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "proxy/base/log_limiter.h"
+#include "proxy/frontend/topic_directory.h"
+#include "proxy/net/deferred.h"
+#include "proxy/net/timer.h"
+#include "proxy/pipeline/clock.h"
+#include "proxy/pipeline/idempotent_producer.h"
+#include "proxy/upstream/upstream.h"
+
+namespace pp {
+
+// How many topics the proxy follows, and for how long an unused one
+// (upstream.max_topics, upstream.metadata_max_idle_ms).
+struct TopicLimits {
+  std::size_t max_topics = 10000;
+  std::int64_t max_idle_ms = 300000;
+};
+
+class FollowedTopics final : public TopicDirectory {
+ public:
+  // Every reference must outlive this object. `later` runs describe()'s
+  // first answers on a later loop iteration.
+  FollowedTopics(uv_loop_t* loop, net::Deferred& later, upstream::Upstream& upstream, IdempotentProducer& producer,
+                 const Clock& clock, TopicLimits limits, std::int32_t request_timeout_ms);
+  FollowedTopics(const FollowedTopics&) = delete;
+  FollowedTopics& operator=(const FollowedTopics&) = delete;
+
+  // Starts the idle sweep.
+  void start() { schedule_sweep(); }
+  // Stops it.
+  void close() { sweep_timer_.stop(); }
+  // SIGHUP: describe() waits this long from now on.
+  void set_request_timeout_ms(std::int32_t ms) { request_timeout_ms_ = ms; }
+  // A Metadata answer reached the pipeline: the questions waiting for it may
+  // be answered.
+  void on_metadata(const MetadataUpdate& update);
+
+  // ---- TopicDirectory ----
+  TopicAdmission admit_topic(std::string_view name) override;
+  std::size_t max_batch_bytes(std::string_view topic) const override {
+    return static_cast<std::size_t>(upstream_.max_message_bytes(topic));
+  }
+  void describe(std::optional<std::vector<std::string>> topics, bool allow_auto_topic_creation,
+                std::function<void(std::vector<TopicDescription>)> done) override;
+
+ private:
+  struct Waiter {
+    std::vector<std::string> topics;
+    // Topics asked for again upstream: the answer waits for a response that
+    // describes them (or the deadline), not for the stale cached entry.
+    std::vector<std::string> refreshing;
+    // Answered without asking upstream: an illegal name, or over the cap.
+    std::map<std::string, ErrorCode> refused;
+    std::function<void(std::vector<TopicDescription>)> done;
+    std::int64_t deadline_ms = 0;
+  };
+
+  // Known with no error and a leader for every partition: a cached answer
+  // the client can use. A topic Kafka is still creating (auto-creation
+  // answers UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE first) is not.
+  bool settled(const std::string& topic) const;
+  bool answerable(const Waiter& w) const;
+  void answer(Waiter& w, bool final_answer);
+  void answer_waiters();
+  void log_refused(const std::string& topic, const TopicAdmission& admission);
+
+  void schedule_sweep();
+  void forget_idle_topics();
+  bool waited_on(const std::string& topic) const;
+
+  net::Deferred& later_;
+  upstream::Upstream& upstream_;
+  IdempotentProducer& producer_;
+  const Clock& clock_;
+  TopicLimits limits_;
+  std::int32_t request_timeout_ms_;
+  net::Timer directory_timer_;  // describe() deadlines
+  net::Timer sweep_timer_;
+  std::vector<Waiter> waiters_;
+  // When a client last asked about each topic in use (Metadata).
+  std::unordered_map<std::string, std::int64_t> last_asked_ms_;
+  LogLimiter refused_log_{std::chrono::seconds(10)};
+};
+
+}  // namespace pp
