@@ -1,6 +1,7 @@
 #include "config/diff.h"
 
 #include <algorithm>
+#include <string>
 
 #include "config/schema.h"
 
@@ -15,6 +16,11 @@ std::vector<KeyChange> diff_settings(const Settings& before, const Settings& aft
             KeyChange{spec.full_name(), format_value(was), format_value(now), spec.apply == Apply::kLive});
       },
       before, after);
+  // Not in the key schema (principal_rules.h): compared whole, restart-only.
+  if (before.listener.principals != after.listener.principals) {
+    changes.push_back(KeyChange{"listener.principals", std::to_string(before.listener.principals.size()) + " entries",
+                                std::to_string(after.listener.principals.size()) + " entries", false});
+  }
   return changes;
 }
 

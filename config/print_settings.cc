@@ -102,6 +102,12 @@ std::string print_settings(const Settings& settings, const std::function<bool(co
         body += value == default_value ? "  # default\n" : "\n";
       },
       settings, defaults);
+  // Not in the key schema (principal_rules.h): one table per entry, last.
+  for (const auto& rule : settings.listener.principals) {
+    body += "\n[[listener.principals]]\nname = " + toml_string(rule.name) + "\ntopics = " + toml_value(rule.topics) +
+            "\nidempotent_write = " + toml_value(rule.idempotent_write) +
+            "\nproduce_bytes_per_second = " + toml_value(rule.produce_bytes_per_second) + "\n";
+  }
 
   std::string out =
       "# The effective configuration: the file, then the --set overrides, then\n"

@@ -8,6 +8,7 @@
 #include "config/address.h"
 #include "config/combinations.h"
 #include "config/document.h"
+#include "config/principal_rules.h"
 #include "config/sasl_checks.h"
 #include "config/schema.h"
 #include "config/suggest.h"
@@ -80,6 +81,7 @@ class Reader {
     const auto sections = all_sections();
     for (auto&& [name, value] : *node.as_table()) {
       if (find_key(section, name.str()) != nullptr) continue;
+      if (section == "listener" && name.str() == "principals") continue;  // principal_rules.cc
       const std::string nested = section + "." + std::string(name.str());
       if (std::find(sections.begin(), sections.end(), nested) != sections.end()) {
         report_unknown_in(nested, value, value.is_table() ? node_location(value) : key_location(name, value));
@@ -318,6 +320,7 @@ Settings read_settings(const Document& doc, std::vector<ConfigError>& errors) {
   Reader reader(doc, errors);
   reader.report_unknown();
   Settings settings = reader.read();
+  settings.listener.principals = read_principal_rules(doc, errors);
   check_combinations(settings, reader.facts(), errors);
   return settings;
 }

@@ -97,6 +97,16 @@ struct ListenerSettings {
   std::int64_t max_connections = 1024;
   std::int64_t max_connections_per_peer = 0;  // 0: no limit
   std::int64_t max_request_bytes = 16777216;
+  // [[listener.principals]]: what each client principal may do
+  // (frontend/access_rules.h). None: every client may do everything.
+  struct PrincipalRule {
+    std::string name;                           // a certificate CN, a SASL user, or ANONYMOUS
+    std::vector<std::string> topics;            // literal names, or prefixes ending in '*'
+    bool idempotent_write = true;               // InitProducerId, when topics is not empty
+    std::int64_t produce_bytes_per_second = 0;  // 0: no quota
+    bool operator==(const PrincipalRule&) const = default;
+  };
+  std::vector<PrincipalRule> principals;
   std::int64_t idle_timeout_ms = 600000;
   std::int64_t frame_timeout_ms = 30000;
   // The longest a Produce request is held unanswered, whatever its own
