@@ -80,6 +80,10 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.client_producers.batches_to_retain = static_cast<std::size_t>(s.listener.client_batches_to_retain);
   f.timestamp_after_max_ms = s.listener.message_timestamp_after_max_ms;
   f.timestamp_before_max_ms = s.listener.message_timestamp_before_max_ms;
+  for (const auto& rule : s.listener.principals) {
+    f.principals.push_back(PrincipalGrant{rule.name, rule.topics, rule.idempotent_write,
+                                          static_cast<std::uint64_t>(rule.produce_bytes_per_second)});
+  }
   f.max_upstream_batch_bytes = to_pipeline_config(s).max_request_bytes;
   f.upstream_compression = to_pipeline_config(s).compression;
   return f;

@@ -1,5 +1,5 @@
-// Authorization by principal ([[listener.principals]], docs/design/
-// INTERFACES.md): which topics a principal may WRITE and DESCRIBE, whether it
+// Authorization by principal: the [[listener.principals]] entries
+// (docs/design/INTERFACES.md, "Configuration (TOML)"): which topics a principal may WRITE and DESCRIBE, whether it
 // has IDEMPOTENT_WRITE (InitProducerId), and its produce byte-rate quota.
 // Kafka's operations and error codes; the rules are an allow-list per name.
 //
@@ -37,6 +37,11 @@ struct PrincipalGrant {
 // Whether `topic` matches `pattern`: equal, or `pattern` ends in '*' and
 // the topic starts with what precedes it.
 bool topic_matches(std::string_view pattern, std::string_view topic);
+
+// Whether a peer name as the listener gives it ("127.0.0.1:5555",
+// "[::1]:5555") is a loopback address: 127.0.0.0/8, ::1, or an IPv4-mapped
+// 127.0.0.0/8.
+bool peer_is_loopback(std::string_view peer_name);
 
 // What one connection may do, resolved from its principal by AccessRules.
 // Points into the AccessRules it came from, which must outlive it.

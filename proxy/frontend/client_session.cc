@@ -26,6 +26,8 @@ ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::Acce
       registry_(registry),
       router_(router),
       peer_(connection_.peer_name()),
+      loopback_peer_(peer_is_loopback(peer_)),
+      access_(context_->access_rules.resolve(principal_, loopback_peer_)),
       reader_(context_->config.max_request_bytes),
       frames_charge_(context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, 0, account_)) {}
 
@@ -66,11 +68,34 @@ void ClientSession::set_client_id(const std::optional<std::string>& client_id) {
 
 void ClientSession::set_principal(Principal principal) {
   frontend::log().debug("{}: authenticated as {}", describe(), principal.describe());
+  // Its share of the budget moves to the new principal's (FlowControl).
+  if (counted_active_ && principal.name() != principal_.name()) {
+    flow().set_active(false, principal_.name());
+    flow().set_active(true, principal.name());
+  }
   principal_ = std::move(principal);
+  access_ = context_->access_rules.resolve(principal_, loopback_peer_);
+}
+
+void ClientSession::throttle(std::uint64_t ms) {
+  if (ms == 0 || closed_) return;
+  const std::uint64_t until = uv_now(context_->loop) + ms;
+  if (until <= throttled_until_ms_) return;
+  throttled_until_ms_ = until;
+  if (!throttle_timer_) throttle_timer_ = net::Timer(context_->loop);
+  std::weak_ptr<ClientSession> weak = weak_from_this();
+  throttle_timer_.start(ms, 0, [weak] {
+    if (auto self = weak.lock()) self->update_reading();
+  });
+  apply_read_state();
+}
+
+bool ClientSession::throttled() const {
+  return throttled_until_ms_ > uv_now(context_->loop);
 }
 
 bool ClientSession::can_take_request() const {
-  return !closed_ && !closing_ && !context_->stopped &&
+  return !closed_ && !closing_ && !context_->stopped && !throttled() &&
          pending_.size() < context_->config.max_pending_requests_per_connection;
 }
 
@@ -304,6 +329,7 @@ void ClientSession::finish_close() {
   account_->set_holding_listener(nullptr);
   refresh_active();
   connection_.close();  // detaches our callbacks
+  throttle_timer_.stop();
   flow().leave(id_);
   registry_.session_closed(id_);
 }
@@ -346,7 +372,7 @@ bool ClientSession::budget_admits(std::size_t announced) const {
 // admissible when the budget has room.
 bool ClientSession::over_share() const {
   const std::size_t held = account_->held();
-  return held > 0 && held >= flow().fair_share(counted_active_);
+  return held > 0 && held >= flow().fair_share(counted_active_, principal_.name());
 }
 
 std::size_t ClientSession::waiting_frame_bytes() const {
@@ -373,7 +399,7 @@ void ClientSession::refresh_active() {
   const bool active = !closed_ && (account_->held() > 0 || waiting_to_start());
   if (active == counted_active_) return;
   counted_active_ = active;
-  flow().set_active(active);
+  flow().set_active(active, principal_.name());
 }
 
 // Releases run inside whoever freed the bytes (a sink completion, a write):

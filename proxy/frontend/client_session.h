@@ -24,6 +24,7 @@
 #include "proxy/frontend/principal.h"
 #include "proxy/net/accepted_connection.h"
 #include "proxy/net/tcp.h"
+#include "proxy/net/timer.h"
 #include "proxy/protocol/frame.h"
 
 namespace pp {
@@ -134,6 +135,13 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   // handled keeps the principal it was handled under.
   const Principal& principal() const { return principal_; }
   void set_principal(Principal principal);
+  // What the principal may do (AccessRules), resolved when it is set.
+  const Access& access() const { return access_; }
+  // KIP-219: mute the connection for `ms` after a request over its
+  // principal's quota: no request is read or handled until then (responses
+  // still go out). A later throttle extends, never shortens, the mute.
+  void throttle(std::uint64_t ms);
+  bool throttled() const;
   bool closed() const { return closed_; }
   std::size_t pending_responses() const { return pending_.size(); }
   // What is charged on this connection's behalf (frames, its runs' decoded
@@ -201,6 +209,10 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   std::string software_name_;
   std::string software_version_;
   Principal principal_;
+  bool loopback_peer_ = false;  // the peer's address is a loopback one
+  Access access_ = Access::unrestricted();
+  std::uint64_t throttled_until_ms_ = 0;  // loop ms; reads muted before it
+  net::Timer throttle_timer_;             // wakes reading when the mute ends
   FrameReader reader_;
   // Shared with every charge made for this connection; some (its runs')
   // outlive the session, so the session only detaches its listeners.

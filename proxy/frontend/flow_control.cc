@@ -92,13 +92,24 @@ void FlowControl::update_accepting() {
   }
 }
 
-void FlowControl::set_active(bool active) {
+void FlowControl::set_active(bool active, const std::string& principal) {
   if (active) {
     ++active_;
+    ++active_by_principal_[principal];
     return;
   }
   --active_;
+  if (auto it = active_by_principal_.find(principal); it != active_by_principal_.end() && --it->second == 0) {
+    active_by_principal_.erase(it);
+  }
   recheck_shares();
+}
+
+std::size_t FlowControl::fair_share(bool asker_counted, const std::string& principal) const {
+  const auto it = active_by_principal_.find(principal);
+  const std::size_t own = (it == active_by_principal_.end() ? 0 : it->second) + (asker_counted ? 0 : 1);
+  const std::size_t principals = active_by_principal_.size() + (it == active_by_principal_.end() ? 1 : 0);
+  return budget_.limit() / std::max<std::size_t>(principals, 1) / std::max<std::size_t>(own, 1);
 }
 
 std::size_t FlowControl::under_share_held(std::size_t share) {

@@ -3,9 +3,10 @@
 //   - the budget-wide pause: at or over the budget no connection starts a new
 //     frame until the budget's available listener says memory is back, and the
 //     back-pressure time that throttle_time_ms is taken from;
-//   - the fair share: the budget over the active connections (holding bytes or
-//     waiting to start a frame), and the headroom the connections under their
-//     share may hold together on top while another holds more;
+//   - the fair share: the budget over the active principals (those with a
+//     connection holding bytes or waiting to start a frame), each principal's
+//     part over its active connections, and the headroom the connections
+//     under their share may hold together on top while another holds more;
 //   - pausing accepts while a newcomer could not start a frame anyway;
 //   - waking the connections whose reads may go on (after a resume, a grown
 //     share, freed room), in turn, on a later loop turn.
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -92,9 +94,10 @@ class FlowControl {
   bool budget_admits(std::size_t announced) const { return !paused_ && budget_.admits(announced); }
 
   // The fair share. A connection is active while it holds bytes or waits to
-  // start a frame; it says when that changes. One going inactive grows the
-  // others' shares: those stopped at theirs are woken.
-  void set_active(bool active);
+  // start a frame; it says when that changes, naming its principal. One
+  // going inactive grows the others' shares: those stopped at theirs are
+  // woken.
+  void set_active(bool active, const std::string& principal);
   // The active connections, counting one more if the asking connection is
   // not active yet (it would be, holding what it asks for).
   std::size_t active_with(bool asker_counted) const { return active_ + (asker_counted ? 0 : 1); }
@@ -102,6 +105,12 @@ class FlowControl {
   std::size_t fair_share(bool asker_counted) const {
     return budget_.limit() / std::max<std::size_t>(active_with(asker_counted), 1);
   }
+  // A connection's share: the budget over the active principals, then its
+  // principal's part over that principal's active connections, as the asker
+  // sees it. A principal with many connections, or one throttled or stalled,
+  // holds at most its part, so the other principals keep theirs. With one
+  // principal (every client anonymous) it is fair_share(asker_counted).
+  std::size_t fair_share(bool asker_counted, const std::string& principal) const;
   // Over the budget, connections under their share may together hold this
   // much more: a stalled client holding the whole budget does not starve them.
   std::size_t share_headroom() const { return budget_.limit() / 8; }
@@ -144,6 +153,8 @@ class FlowControl {
   std::unordered_map<std::uint64_t, std::shared_ptr<FlowConnection>> roster_;
   std::size_t next_turn_ = 0;
   std::size_t active_ = 0;
+  // Active connections by principal name; no entry for a principal with none.
+  std::unordered_map<std::string, std::size_t> active_by_principal_;
   bool stopped_ = false;
 
   bool paused_ = false;

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "proxy/frontend/access_rules.h"
 #include "proxy/frontend/client_producers.h"
 #include "proxy/net/tcp.h"
 #include "proxy/records/compression.h"
@@ -93,6 +95,10 @@ struct FrontendConfig {
   // A first_producer_id below 0 means a random start, so ids handed out
   // before a restart are unlikely to be handed out again after it.
   ClientProducersConfig client_producers{10000, 86400000, 5, -1};
+
+  // [[listener.principals]]: what each principal may do and its produce
+  // quota (AccessRules). Empty: every client may do everything.
+  std::vector<PrincipalGrant> principals;
 };
 
 // max_pending_requests_per_connection from producer.buffer_memory_bytes: one

@@ -15,4 +15,12 @@ ClientProducersConfig FrontendContext::with_start_id(ClientProducersConfig c) {
   return c;
 }
 
+std::unordered_map<std::string, ProduceQuota> FrontendContext::quotas_for(const std::vector<PrincipalGrant>& grants) {
+  std::unordered_map<std::string, ProduceQuota> quotas;
+  for (const PrincipalGrant& g : grants) {
+    if (g.produce_bytes_per_second > 0) quotas.emplace(g.name, ProduceQuota(g.produce_bytes_per_second));
+  }
+  return quotas;
+}
+
 }  // namespace pp

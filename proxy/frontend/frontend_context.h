@@ -12,8 +12,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
+#include "proxy/frontend/access_rules.h"
 #include "proxy/frontend/client_producers.h"
 #include "proxy/frontend/deadline_answer_log.h"
 #include "proxy/frontend/flow_control.h"
@@ -21,6 +25,7 @@
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/metadata_answer.h"
 #include "proxy/frontend/produce_deadlines.h"
+#include "proxy/frontend/produce_quota.h"
 #include "proxy/frontend/topic_directory.h"
 #include "proxy/net/deferred.h"
 #include "proxy/pipeline/record_sink.h"
@@ -31,6 +36,8 @@ struct FrontendContext {
   FrontendContext(uv_loop_t* l, FrontendConfig c, RecordSink& s, TopicDirectory& t, FrontendObserver* o)
       : loop(l),
         config(std::move(c)),
+        access_rules(config.principals),
+        produce_quotas(quotas_for(config.principals)),
         sink(s),
         topics(t),
         observer(o ? *o : fallback_observer),
@@ -40,6 +47,11 @@ struct FrontendContext {
   FrontendObserver fallback_observer;  // first: `observer` may refer to it
   uv_loop_t* loop;
   FrontendConfig config;
+  // [[listener.principals]]: what each session's principal may do.
+  AccessRules access_rules;
+  // The produce quota of each principal that has one, shared by all its
+  // connections (Kafka's per-user quota); keyed by principal name.
+  std::unordered_map<std::string, ProduceQuota> produce_quotas;
   RecordSink& sink;
   TopicDirectory& topics;
   FrontendObserver& observer;
@@ -75,6 +87,7 @@ struct FrontendContext {
 
  private:
   static ClientProducersConfig with_start_id(ClientProducersConfig c);
+  static std::unordered_map<std::string, ProduceQuota> quotas_for(const std::vector<PrincipalGrant>& grants);
 };
 
 }  // namespace pp

@@ -57,6 +57,15 @@ class FrontendObserver {
   // An idempotent client's retry recognised: outcome "acked" (answered with
   // the original offsets) or "in_flight" (attached to the original).
   virtual void on_client_duplicate(std::string_view /*outcome*/) {}
+  // Per principal (ClientSession::principal, by name; the metrics layer caps
+  // how many names get their own series): a request of any API, and a
+  // Produce request's bytes with the quota throttle it earned (0: none).
+  virtual void on_principal_request(std::string_view /*principal*/) {}
+  virtual void on_principal_produce(std::string_view /*principal*/, std::int64_t /*bytes*/,
+                                    std::int64_t /*throttle_ms*/) {}
+  // A request, or a topic of one, refused for lack of an operation
+  // ("write", "describe", "idempotent_write").
+  virtual void on_authorization_denied(std::string_view /*principal*/, std::string_view /*operation*/) {}
   // A partition of a Produce request answered at the request's deadline,
   // with how many records it held.
   virtual void on_deadline_answer(DeadlineOutcome /*outcome*/, std::int64_t /*records*/) {}

@@ -31,6 +31,14 @@ InitProducerIdResponse answer(ClientSession& session, const InitProducerIdReques
     return refused(ErrorCode::kTransactionalIdAuthorizationFailed);
   }
   FrontendContext& ctx = session.context();
+  if (!session.access().may_idempotent_write()) {
+    // Kafka's answer without IDEMPOTENT_WRITE on the cluster (KIP-679: WRITE
+    // on any topic grants it; AccessRules).
+    ctx.observer.on_authorization_denied(session.principal().name(), "idempotent_write");
+    frontend::log().warn("{}: {} may not use InitProducerId: answered CLUSTER_AUTHORIZATION_FAILED", session.describe(),
+                         session.principal().describe());
+    return refused(ErrorCode::kClusterAuthorizationFailed);
+  }
   const InitProducerIdAnswer a =
       ctx.client_producers.init_producer_id(request.producer_id.value, request.producer_epoch.value, uv_now(ctx.loop));
   ctx.charge_client_producers();

@@ -120,6 +120,9 @@ void PendingProduce::finish() {
   if (held > 0 || ctx.paused()) {
     response_.throttle_time_ms = static_cast<std::int32_t>(std::clamp<std::uint64_t>(held, 1, INT32_MAX));
   }
+  if (quota_throttle_ms_ > static_cast<std::uint64_t>(response_.throttle_time_ms)) {
+    response_.throttle_time_ms = static_cast<std::int32_t>(std::min<std::uint64_t>(quota_throttle_ms_, INT32_MAX));
+  }
   ctx.observer.on_produce_done(acks_, static_cast<std::int64_t>(uv_now(ctx.loop) - received_ms_));
   slot_.send(encode_response_frame(correlation_id_, version_, response_));
 }

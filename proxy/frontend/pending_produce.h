@@ -32,6 +32,9 @@ class PendingProduce final : public DeadlineTarget, public std::enable_shared_fr
   PendingProduce& operator=(const PendingProduce&) = delete;
 
   std::size_t entries() const { return entries_.size(); }
+  // The principal's produce quota throttled this request's connection for
+  // `ms` (KIP-219): the response's throttle_time_ms is at least that.
+  void set_quota_throttle_ms(std::uint64_t ms) { quota_throttle_ms_ = ms; }
   std::uint64_t received_ms() const { return received_ms_; }
 
   // Before the first answer: how many answers are still to come, the run
@@ -75,6 +78,7 @@ class PendingProduce final : public DeadlineTarget, public std::enable_shared_fr
   std::int32_t correlation_id_ = 0;
   std::uint64_t received_ms_ = 0;
   std::uint64_t backpressure_ms_at_receive_ = 0;
+  std::uint64_t quota_throttle_ms_ = 0;
   std::shared_ptr<FrontendContext> context_;
   ProduceResponse response_;
   // Flat entry index -> (topic, partition) position in `response_`.

@@ -75,6 +75,22 @@ void refuse_unadmitted_topics(TopicDirectory& topics, ProduceConversion& convert
   }
 }
 
+// WRITE on each entry's topic (AccessRules): a forbidden topic's partitions
+// are answered TOPIC_AUTHORIZATION_FAILED and their records released; the
+// other topics of the request go on as if it had named them alone.
+void refuse_unauthorized_topics(ClientSession& session, ProduceConversion& converted) {
+  for (PartitionProduce& p : converted.partitions) {
+    if (p.error != ErrorCode::kNone || session.access().may_write(p.topic)) continue;
+    session.context().observer.on_authorization_denied(session.principal().name(), "write");
+    converted.records -= p.run.records.size();
+    converted.wire_bytes -= p.wire_bytes;
+    p.error = ErrorCode::kTopicAuthorizationFailed;
+    p.error_message = "principal " + session.principal().name() + " may not write to the topic";
+    p.run = RecordRun{};
+    p.client_batch.reset();
+  }
+}
+
 // The run's decoded records count into its connection's account (the sink
 // charges them to the budget) for as long as the run lives: its storage goes
 // with it, also when the connection has closed meanwhile.
@@ -159,6 +175,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
     if (converted.decoded_bytes > budget_room) ctx.flow->headroom_taken(converted.decoded_bytes);
   }
   report_client_produce(session, version, request);
+  refuse_unauthorized_topics(session, converted);
   refuse_unadmitted_topics(ctx.topics, converted);
   for (PartitionProduce& p : converted.partitions) {
     if (p.run.storage) charge_to_connection(session, p.run);
@@ -306,6 +323,27 @@ void submit_and_answer(ClientSession& session, const std::shared_ptr<PendingProd
   }
 }
 
+// KIP-219: the request's bytes count against its principal's produce quota
+// (ProduceQuota); over it, the connection is muted for the throttle time,
+// which the response carries. Counted per principal for the metrics.
+std::uint64_t record_against_quota(ClientSession& session, std::size_t request_bytes) {
+  FrontendContext& ctx = session.context();
+  const std::string& name = session.principal().name();
+  std::uint64_t throttle_ms = 0;
+  if (auto it = ctx.produce_quotas.find(name);
+      it != ctx.produce_quotas.end() && session.access().produce_bytes_per_second() > 0) {
+    throttle_ms = it->second.record(request_bytes, uv_now(ctx.loop));
+  }
+  ctx.observer.on_principal_produce(name, static_cast<std::int64_t>(request_bytes),
+                                    static_cast<std::int64_t>(throttle_ms));
+  if (throttle_ms > 0) {
+    frontend::log().debug("{}: {} over its produce quota: throttled {} ms", session.describe(),
+                          session.principal().describe(), throttle_ms);
+    session.throttle(throttle_ms);
+  }
+  return throttle_ms;
+}
+
 // A request is held from its first receipt: a parked one keeps the time
 // it was read, not the time it was decoded again.
 void handle_produce_received(ClientSession& session, const RequestHeader& header,
@@ -313,8 +351,10 @@ void handle_produce_received(ClientSession& session, const RequestHeader& header
   FrontendContext& ctx = session.context();
   const std::int16_t version = header.api_version;
   ProduceRequest request;
+  const std::size_t request_bytes = frame->size();
   auto converted = decode_and_convert(session, header, std::move(frame), body, request, received_ms);
   if (!converted) return;
+  const std::uint64_t throttle_ms = record_against_quota(session, request_bytes);
   const std::int16_t acks = request.acks;
   if (acks == 0) {
     submit_without_answer(session, *converted);
@@ -325,9 +365,9 @@ void handle_produce_received(ClientSession& session, const RequestHeader& header
     pending->answer_all(ErrorCode::kInvalidRequiredAcks, "acks must be -1, 0 or 1");
     return;
   } else {
-    submit_and_answer(session,
-                      std::make_shared<PendingProduce>(session, version, header.correlation_id, request, received_ms),
-                      *converted, request.timeout_ms);
+    auto pending = std::make_shared<PendingProduce>(session, version, header.correlation_id, request, received_ms);
+    pending->set_quota_throttle_ms(throttle_ms);
+    submit_and_answer(session, pending, *converted, request.timeout_ms);
   }
   // The runs just charged may be what crosses the budget: pause everyone.
   ctx.flow->after_charge();

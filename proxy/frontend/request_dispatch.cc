@@ -56,6 +56,7 @@ void RequestDispatch::route(ClientSession& session, std::shared_ptr<const FrameB
   const RequestHeader& h = decoded->header;
   session.set_client_id(h.client_id);
   count_request(session.context(), h);
+  session.context().observer.on_principal_request(session.principal().name());
 
   const auto served = served_versions(h.api_key);
   if (h.api_key == ApiKey::kApiVersions) {

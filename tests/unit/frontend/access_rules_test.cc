@@ -93,6 +93,17 @@ TEST(AccessRules, QuotaComesWithTheGrant) {
   EXPECT_EQ(rules.resolve(Principal::tls_certificate("alice"), false).produce_bytes_per_second(), 1000U);
 }
 
+TEST(AccessRules, LoopbackPeers) {
+  EXPECT_TRUE(peer_is_loopback("127.0.0.1:5555"));
+  EXPECT_TRUE(peer_is_loopback("127.8.9.1:1"));
+  EXPECT_TRUE(peer_is_loopback("[::1]:5555"));
+  EXPECT_TRUE(peer_is_loopback("[::ffff:127.0.0.1]:5555"));
+  EXPECT_FALSE(peer_is_loopback("10.0.0.1:5555"));
+  EXPECT_FALSE(peer_is_loopback("[::ffff:10.0.0.1]:5555"));
+  EXPECT_FALSE(peer_is_loopback("[2001:db8::1]:5555"));
+  EXPECT_FALSE(peer_is_loopback("?"));
+}
+
 TEST(Principal, DescribesNameAndMethod) {
   EXPECT_EQ(Principal::anonymous().describe(), "User:ANONYMOUS");
   EXPECT_TRUE(Principal().is_anonymous());
