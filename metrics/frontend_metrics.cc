@@ -55,4 +55,16 @@ void FrontendMetrics::on_client_produce(std::string_view software, std::string_v
   metrics_.on_client_produce(software, software_version, version, magic);
 }
 
+void FrontendMetrics::on_principal_request(std::string_view principal) {
+  metrics_.principals().on_request(principal);
+}
+
+void FrontendMetrics::on_principal_produce(std::string_view principal, std::int64_t bytes, std::int64_t throttle_ms) {
+  metrics_.principals().on_produce(principal, bytes, throttle_ms);
+}
+
+void FrontendMetrics::on_authorization_denied(std::string_view principal, std::string_view operation) {
+  metrics_.principals().on_denied(principal, operation);
+}
+
 }  // namespace pp

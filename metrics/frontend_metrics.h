@@ -27,6 +27,9 @@ class FrontendMetrics final : public FrontendObserver {
   void on_deadline_answer(DeadlineOutcome outcome, std::int64_t records) override;
   void on_client_produce(std::string_view software, std::string_view software_version, std::int16_t version,
                          std::int8_t magic) override;
+  void on_principal_request(std::string_view principal) override;
+  void on_principal_produce(std::string_view principal, std::int64_t bytes, std::int64_t throttle_ms) override;
+  void on_authorization_denied(std::string_view principal, std::string_view operation) override;
 
  private:
   Metrics& metrics_;

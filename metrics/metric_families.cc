@@ -110,6 +110,19 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                   "Produce requests by client software (ApiVersions v3+ client_software_name and _version, "
                   "else client_id), Produce version and message format (magic of the first record set; "
                   "none when empty).")),
+      principal_requests_total(counter(r, "principal_requests_total",
+                                       "Requests from clients by principal ([[listener.principals]]; ANONYMOUS "
+                                       "when unauthenticated; the first 100 names, the rest as other).")),
+      principal_produce_bytes_total(counter(r, "principal_produce_bytes_total",
+                                            "Produce request bytes by principal, as counted against its "
+                                            "produce_bytes_per_second quota.")),
+      principal_throttle_seconds_total(counter(r, "principal_throttle_seconds_total",
+                                               "Time a principal's connections were muted for its produce quota "
+                                               "(KIP-219 throttle_time_ms), by principal.")),
+      principal_authorization_denied_total(
+          counter(r, "principal_authorization_denied_total",
+                  "Topic partitions, topics or requests refused by [[listener.principals]], by principal and "
+                  "operation: write (Produce), describe (Metadata) or idempotent_write (InitProducerId).")),
       inflight_batches(gauge(r, "inflight_batches",
                              partition_labels ? "Batches in flight per partition."
                                               : "Batches in flight, summed over each topic's partitions.")),

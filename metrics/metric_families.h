@@ -50,6 +50,10 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Counter>& client_deadline_answers_total;
   prometheus::Family<prometheus::Counter>& client_deadline_records_total;
   prometheus::Family<prometheus::Counter>& client_produce_requests_total;
+  prometheus::Family<prometheus::Counter>& principal_requests_total;
+  prometheus::Family<prometheus::Counter>& principal_produce_bytes_total;
+  prometheus::Family<prometheus::Counter>& principal_throttle_seconds_total;
+  prometheus::Family<prometheus::Counter>& principal_authorization_denied_total;
   // inflight_batches is registered before partition_window on purpose: a
   // scrape collects gauge families in registration order, so it reads the
   // in-flight count first and the (only ever growing, between leader changes)

@@ -33,6 +33,7 @@
 #include "metrics/metric_families.h"
 #include "metrics/metrics_config.h"
 #include "metrics/pipeline_metrics.h"
+#include "metrics/principal_metrics.h"
 #include "metrics/upstream_metrics.h"
 #include "proxy/protocol/api_key.h"
 
@@ -94,6 +95,8 @@ class Metrics {
   void on_client_produce(std::string_view software, std::string_view software_version, std::int16_t version,
                          std::int8_t magic);
   static constexpr std::size_t kMaxClientSoftwareSeries = 100;
+  // The per-principal series, capped (PrincipalMetrics).
+  PrincipalMetrics& principals() { return principals_; }
 
   // --- upstream authentication (loop thread), per event ---
   // reason: a fixed label from the upstream layer ("sasl_authentication", ...).
@@ -119,6 +122,7 @@ class Metrics {
   MetricFamilies families_;
   PipelineMetrics pipeline_;
   FrontendMetrics frontend_{*this};
+  PrincipalMetrics principals_{families_};
   UpstreamMetrics upstream_{families_.upstream_auth_failures_total};
   prometheus::Gauge& client_connections_;
   prometheus::Counter& records_received_;

@@ -78,6 +78,9 @@ void feed_every_event(pp::Metrics& m) {
   front.on_client_duplicate("acked");
   front.on_deadline_answer(pp::DeadlineOutcome::kWithdrawn, 2);
   front.on_client_produce("librdkafka", "2.0.0", 3, 2);
+  front.on_principal_request("alice");
+  front.on_principal_produce("alice", 1000, 5);
+  front.on_authorization_denied("alice", "write");
   pp::PipelineObserver& pipe = m.pipeline_observer();
   pipe.on_window(tp, 20);
   pipe.on_window_reset(tp);
