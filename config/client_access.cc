@@ -42,7 +42,7 @@ bool is_loopback_address(std::string_view host_port) {
 }
 
 bool clients_authenticated(const ListenerSettings& listener) {
-  return listener.tls.enabled && listener.tls.client_auth == ClientAuth::kRequired;
+  return (listener.tls.enabled && listener.tls.client_auth == ClientAuth::kRequired) || listener.sasl.enabled();
 }
 
 bool serves_unauthenticated_beyond_loopback(const ListenerSettings& listener) {

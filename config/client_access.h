@@ -26,7 +26,9 @@ bool is_loopback_address(std::string_view host_port);
 // client presents a certificate that chains to listener.tls.ca_file). The
 // open-relay rule is then met without listener.allow_unauthenticated.
 // client_auth = "requested" does not count: a client without a certificate
-// still gets in.
+// still gets in. [listener.sasl] with mechanisms counts too: a client that
+// has not authenticated is served nothing but ApiVersions, SaslHandshake
+// and SaslAuthenticate.
 bool clients_authenticated(const ListenerSettings& listener);
 
 // True when a client the proxy cannot identify may reach the listener from

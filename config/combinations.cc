@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <initializer_list>
@@ -184,9 +185,33 @@ void check_no_open_relay(const ListenerSettings& listener, Rules& rules) {
                   " is not loopback and the proxy does not authenticate its clients: an open relay, where anyone "
                   "who reaches the port produces to the upstream cluster under the proxy's identity (its "
                   "credentials and ACLs). Bind to loopback (127.0.0.1, [::1] or localhost), require client "
-                  "certificates ([listener.tls] enabled = true, client_auth = \"required\"), or set "
+                  "certificates ([listener.tls] enabled = true, client_auth = \"required\") or SASL "
+                  "([listener.sasl] mechanisms), or set "
                   "listener.allow_unauthenticated = true where a firewall or network policy restricts who "
                   "reaches the port");
+}
+
+// [listener.sasl]: mechanisms and a users file together, and PLAIN only
+// inside listener TLS unless explicitly allowed (the password would cross
+// the network in the clear, RFC 4616 section 4).
+void check_listener_sasl(const ListenerSettings& listener, Rules& rules) {
+  const ListenerSaslSettings& s = listener.sasl;
+  if (!rules.all_valid({"listener.sasl.mechanisms", "listener.sasl.users_file"})) return;
+  if (s.enabled() && s.users_file.empty()) {
+    rules.error({"listener.sasl.mechanisms"},
+                "listener.sasl.mechanisms is set, but listener.sasl.users_file is empty: the users file "
+                "(written by `produce-proxy users add`) is required");
+  }
+  if (!s.enabled() && !s.users_file.empty()) {
+    rules.error({"listener.sasl.users_file"},
+                "listener.sasl.users_file is set, but listener.sasl.mechanisms is empty (SASL off)");
+  }
+  const bool plain = std::find(s.mechanisms.begin(), s.mechanisms.end(), "PLAIN") != s.mechanisms.end();
+  if (plain && !s.allow_plain_without_tls && !listener.tls.enabled) {
+    rules.error({"listener.sasl.mechanisms"},
+                "listener.sasl.mechanisms has PLAIN, which receives passwords in the clear without listener "
+                "TLS; enable [listener.tls] or set listener.sasl.allow_plain_without_tls = true");
+  }
 }
 
 }  // namespace
@@ -198,6 +223,7 @@ void check_combinations(const Settings& s, const KeyFacts& facts, std::vector<Co
   check_listener_tls(s.listener.tls, rules);
   check_tls_files(s.upstream.tls, rules);
   check_sasl(s, rules);
+  check_listener_sasl(s.listener, rules);
 
   const auto& p = s.producer;
   // Kafka's ProducerConfig rule: a record must be allowed to wait out its

@@ -219,6 +219,7 @@ class Reader {
       case Check::kNone:
       case Check::kBootstrapList:
       case Check::kCommand:
+      case Check::kSaslMechanisms:
         break;
     }
     if (problem) {
@@ -233,6 +234,7 @@ class Reader {
     const auto* array = node.as_array();
     if (array == nullptr) return wrong_type(spec, node, at, "an array of strings");
     if (spec.check == Check::kCommand) return read_command(spec, *array, at, out);
+    if (spec.check == Check::kSaslMechanisms) return read_mechanisms(spec, *array, at, out);
     const bool overridden = doc_.overridden.contains(spec.full_name());
     std::vector<std::string> values;
     bool ok = true;
@@ -266,6 +268,25 @@ class Reader {
       return false;
     }
     out = std::move(values);
+    return true;
+  }
+
+  bool read_mechanisms(const KeySpec& spec, const toml::array& array, const Location& at,
+                       std::vector<std::string>& out) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      const auto* v = array.get(i)->as_string();
+      if (v == nullptr) {
+        error(at, spec.full_name() + "[" + std::to_string(i) + "] must be a string, not " + type_name(*array.get(i)));
+        return false;
+      }
+      names.push_back(v->get());
+    }
+    if (const auto problem = mechanisms_problem(names)) {
+      error(at, spec.full_name() + " " + *problem);
+      return false;
+    }
+    out = std::move(names);
     return true;
   }
 

@@ -45,4 +45,18 @@ std::optional<std::string> command_problem(const std::vector<std::string>& argv)
   return std::nullopt;
 }
 
+std::optional<std::string> mechanisms_problem(const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& n = names[i];
+    if (n != "PLAIN" && n != "SCRAM-SHA-256" && n != "SCRAM-SHA-512") {
+      return "has \"" + n + "\", not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512";
+    }
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), n) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return "names " + n + " twice";
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace pp::config

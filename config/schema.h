@@ -30,6 +30,7 @@ enum class Check : std::uint8_t {
   kReadableFile,       // empty, or a file this process can read (secrets: checked, never shown)
   kEnvironmentName,    // empty, or an environment variable's name
   kCommand,            // an argv: empty, or a non-empty program name first
+  kSaslMechanisms,     // a list of distinct PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
 };
 
 inline constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
@@ -92,6 +93,18 @@ void visit_listener_keys(F&& f, S&... s) {
   visit_listener_tls_keys(f, s...);
 }
 
+// [listener.sasl], after [listener.tls] in INTERFACES.md's order; visit_keys
+// calls it. The users file is re-read on every SIGHUP (a file that fails
+// keeps the users loaded before); the rest needs a restart.
+template <class F, class... S>
+void visit_listener_sasl_keys(F&& f, S&... s) {
+  constexpr auto kRestart = Apply::kRestart;
+  f(KeySpec{"listener.sasl", "mechanisms", 0, 0, kRestart, Check::kSaslMechanisms}, s.listener.sasl.mechanisms...);
+  f(KeySpec{"listener.sasl", "users_file", 0, 0, kRestart, Check::kReadableFile}, s.listener.sasl.users_file...);
+  f(KeySpec{"listener.sasl", "allow_plain_without_tls", 0, 0, kRestart}, s.listener.sasl.allow_plain_without_tls...);
+  f(KeySpec{"listener.sasl", "session_lifetime_ms", 0, kInt32Max, kRestart}, s.listener.sasl.session_lifetime_ms...);
+}
+
 // [upstream.tls] and [upstream.sasl], in INTERFACES.md's order
 // after [upstream]; visit_keys calls it.
 template <class F, class... S>
@@ -129,6 +142,7 @@ void visit_keys(F&& f, S&... s) {
   constexpr auto kLive = Apply::kLive;
   constexpr auto kRestart = Apply::kRestart;
   visit_listener_keys(f, s...);
+  visit_listener_sasl_keys(f, s...);
 
   f(KeySpec{"upstream", "bootstrap_servers", 0, 0, kRestart, Check::kBootstrapList}, s.upstream.bootstrap_servers...);
   f(KeySpec{"upstream", "client_id", 0, 0, kRestart, Check::kClientId}, s.upstream.client_id...);

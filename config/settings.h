@@ -19,6 +19,22 @@
 
 namespace pp::config {
 
+// [listener.sasl]: client authentication by SASL on the client listener.
+// Enabled when `mechanisms` is non-empty; the users file holds salted
+// verifiers only (proxy/sasl/users_file.h), never a password.
+struct ListenerSaslSettings {
+  std::vector<std::string> mechanisms;  // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+  std::string users_file;
+  // PLAIN sends the password in the clear: refused without listener TLS
+  // unless this is true (as upstream.sasl.allow_plain_without_tls).
+  bool allow_plain_without_tls = false;
+  // KIP-368: an authenticated session this old is closed on its next
+  // request unless re-authenticated; 0 = no limit.
+  std::int64_t session_lifetime_ms = 0;
+  bool enabled() const { return !mechanisms.empty(); }
+  bool operator==(const ListenerSaslSettings&) const = default;
+};
+
 // The producer's compression.type names (Kafka's CompressionType).
 enum class Compression : std::uint8_t { kNone, kGzip, kSnappy, kLz4, kZstd };
 // spdlog's levels that an operator may pick (no "critical"/"off": a sidecar
@@ -116,6 +132,8 @@ struct ListenerSettings {
   std::int64_t max_client_producers = 10000;
   std::int64_t client_producer_idle_ms = 86400000;
   std::int64_t client_batches_to_retain = 5;
+  ListenerSaslSettings sasl;
+
   // Kafka 4.x's topic defaults message.timestamp.after.max.ms (1 h) and
   // before.max.ms (unlimited; -1 here): CreateTime records outside them are
   // refused before batching, so one client's bad timestamp fails no other's.

@@ -1,5 +1,6 @@
 // No open relay: a client listener beyond loopback is refused unless it
-// authenticates its clients (TLS with client_auth = "required") or
+// authenticates its clients (TLS with client_auth = "required", or SASL:
+// listener_sasl_config_test.cc) or
 // listener.allow_unauthenticated = true, since the proxy produces upstream
 // under its own identity. The refusal is one FILE:LINE:COLUMN error at
 // listener.address (or the --set that gave it).
@@ -31,7 +32,8 @@ std::string refusal(const std::string& address) {
          "\" is not loopback and the proxy does not authenticate its clients: an open relay, where anyone who "
          "reaches the port produces to the upstream cluster under the proxy's identity (its credentials and "
          "ACLs). Bind to loopback (127.0.0.1, [::1] or localhost), require client certificates ([listener.tls] "
-         "enabled = true, client_auth = \"required\"), or set listener.allow_unauthenticated = true where a "
+         "enabled = true, client_auth = \"required\") or SASL ([listener.sasl] mechanisms), or set "
+         "listener.allow_unauthenticated = true where a "
          "firewall or network policy restricts who reaches the port";
 }
 

@@ -39,6 +39,7 @@ Settings everything_set(const TempDir& dir) {
   l.client_batches_to_retain = 7;
   l.message_timestamp_after_max_ms = -1;
   l.message_timestamp_before_max_ms = 86400000;
+  l.sasl = {{"SCRAM-SHA-256", "PLAIN"}, dir.write("users.toml", ""), true, 3600000};
   l.tls = {true,
            dir.write("listener.crt", "c"),
            dir.write("listener.key", "k"),
