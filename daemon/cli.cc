@@ -46,6 +46,8 @@ std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* con
   bool show_version = false;
 
   app.footer(kExitCodes);
+  UsersAddCommand users_add;
+  const CLI::App* users_add_parsed = add_users_command(app, users_add);
   app.add_option("--config", config_path,
                  "TOML config file [$PRODUCE_PROXY_CONFIG, else " + std::string(config::kDefaultConfigPath) + "]")
       ->type_name("FILE")
@@ -93,6 +95,7 @@ std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* con
   }
   if (!config_path.empty() || app.count("--config") > 0) cli.config_path = config_path;
   if (!log_level.empty()) cli.log_level = config::parse_enum<config::LogLevel>(log_level);
+  if (users_add_parsed->parsed()) cli.users_add = users_add;
   return cli;
 }
 

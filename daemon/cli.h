@@ -3,6 +3,7 @@
 //   produce-proxy --check-config [--config FILE] [--set KEY=VALUE ...]
 //   produce-proxy --print-config [--config FILE] [--set KEY=VALUE ...]
 //   produce-proxy --version
+//   produce-proxy users add NAME --mechanism M [--mechanism M ...] --users-file FILE
 // Parsing only; main() decides what to run. Use:
 //   const auto cli = pp::parse_command_line({argv, argv + argc}, pp::version_report(PP_VERSION));
 //   if (!cli) { (cli.error().exit_code == 0 ? std::cout : std::cerr) << cli.error().output;
@@ -23,6 +24,7 @@
 
 #include "config/load.h"
 #include "config/settings.h"
+#include "daemon/users_command.h"
 
 namespace pp {
 
@@ -40,6 +42,7 @@ struct CommandLine {
   std::optional<config::LogLevel> log_level;  // --log-level
   bool check_config = false;                  // --check-config
   bool print_config = false;                  // --print-config
+  std::optional<UsersAddCommand> users_add;   // users add (users_command.h)
 
   // What load_settings() needs, on start and again on every SIGHUP. A
   // --log-level becomes the last override, so it beats the file and --set.

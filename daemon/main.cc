@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   }
   if (cli->check_config) return pp::check_config(*cli, std::cout, std::cerr);
   if (cli->print_config) return pp::print_config(*cli, std::cout, std::cerr);
+  if (cli->users_add) return pp::run_users_add(*cli->users_add, std::cin, std::cout, std::cerr);
 
   auto settings = pp::config::load_settings(cli->config_source());
   if (!settings) {

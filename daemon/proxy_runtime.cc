@@ -6,6 +6,7 @@
 
 #include "config/client_access.h"
 #include "daemon/settings_mapping.h"
+#include "proxy/sasl/users_file.h"
 
 namespace pp {
 
@@ -88,6 +89,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   if (!frontend_config) return std::unexpected(frontend_config.error());
   frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, driver_->producer(), driver_->followed_topics(),
                                          &metrics_->frontend_observer());
+  if (auto users = load_client_users(); !users) return users;
   if (auto tls = load_listener_tls(false); !tls) return tls;
   if (systemd_.watchdog_period()) {
     const auto period = static_cast<std::uint64_t>(systemd_.watchdog_period()->count());
@@ -111,6 +113,22 @@ std::expected<void, std::string> ProxyRuntime::configure_sasl(upstream::Upstream
   upstream.on_reauthenticated = [metrics](std::int32_t node) { metrics->on_upstream_reauthentication(node); };
   spdlog::info("upstream: SASL {} as {}", sasl_->mechanism(),
                settings_.upstream.sasl.username.empty() ? std::string("(token)") : settings_.upstream.sasl.username);
+  return {};
+}
+
+// [listener.sasl]: the users file, read at start (a missing or malformed
+// one fails start-up, naming the key) and on every SIGHUP (a file that
+// fails then keeps the users loaded before). New logins check the new
+// users; sessions up, and exchanges in progress, are not touched.
+std::expected<void, std::string> ProxyRuntime::load_client_users() {
+  const config::ListenerSaslSettings& sasl = settings_.listener.sasl;
+  if (!sasl.enabled()) return {};
+  auto users = sasl::load_users_file(sasl.users_file);
+  if (!users) return std::unexpected("listener.sasl.users_file: " + users.error());
+  std::string mechanisms;
+  for (const auto& m : sasl.mechanisms) mechanisms += (mechanisms.empty() ? "" : ", ") + m;
+  spdlog::info("listener: SASL {} for {} users from {}", mechanisms, users->size(), sasl.users_file);
+  frontend_->set_users(std::make_shared<const sasl::UserStore>(std::move(*users)));
   return {};
 }
 
@@ -232,6 +250,11 @@ void ProxyRuntime::reload(const config::Settings& reloaded) {
   reload_tls();
   if (settings_.listener.tls.enabled && frontend_) static_cast<void>(load_listener_tls(true));
   reload_sasl();
+  if (settings_.listener.sasl.enabled()) {
+    if (auto users = load_client_users(); !users) {
+      spdlog::error("SIGHUP: {}; keeping the users loaded before", users.error());
+    }
+  }
 }
 
 // Certificate, key and CA files are re-read on every SIGHUP, changed or not

@@ -67,6 +67,7 @@ class ProxyRuntime {
   void reload_sasl();
   void finish_drain(bool deadline);
   std::expected<void, std::string> configure_sasl(upstream::UpstreamConfig& upstream);
+  std::expected<void, std::string> load_client_users();
 
   uv_loop_t* loop_;
   config::Settings settings_;

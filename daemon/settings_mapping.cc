@@ -68,6 +68,8 @@ std::expected<FrontendConfig, std::string> to_frontend_config(const config::Sett
   f.max_request_bytes = static_cast<std::size_t>(s.listener.max_request_bytes);
   f.idle_timeout_ms = s.listener.idle_timeout_ms;
   f.frame_timeout_ms = s.listener.frame_timeout_ms;
+  f.sasl_mechanisms = s.listener.sasl.mechanisms;
+  f.sasl_session_lifetime_ms = s.listener.sasl.session_lifetime_ms;
   f.tls_handshake_timeout_ms = s.listener.tls.handshake_timeout_ms;
   f.tls_client_certificates_required = s.listener.tls.client_auth == config::ClientAuth::kRequired;
   f.max_request_hold_ms = s.listener.max_request_hold_ms;

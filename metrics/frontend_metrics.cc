@@ -26,6 +26,10 @@ void FrontendMetrics::on_client_tls_failure(std::string_view reason) {
   metrics_.on_client_tls_failure(reason);
 }
 
+void FrontendMetrics::on_authentication(std::string_view mechanism, std::string_view result) {
+  metrics_.on_client_authentication(mechanism, result);
+}
+
 void FrontendMetrics::on_share_pause() {
   metrics_.on_client_share_pause();
 }

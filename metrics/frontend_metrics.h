@@ -18,6 +18,7 @@ class FrontendMetrics final : public FrontendObserver {
   void on_request(ApiKey api, std::int16_t version) override;
   void on_records_received(std::int64_t records, std::int64_t bytes) override;
   void on_backpressure(bool active) override;
+  void on_authentication(std::string_view mechanism, std::string_view result) override;
   void on_client_tls_failure(std::string_view reason) override;
   void on_share_pause() override;
   void on_request_parked() override;

@@ -156,6 +156,11 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                                            "Broker connections that failed to authenticate (TLS handshake or "
                                            "SASL), by broker host:port and reason.")),
       upstream_reauthentications_total(
-          counter(r, "upstream_reauthentications_total", "Completed KIP-368 re-authentications, by broker node id.")) {}
+          counter(r, "upstream_reauthentications_total", "Completed KIP-368 re-authentications, by broker node id.")),
+      client_authentications_total(counter(r, "client_authentications_total",
+                                           "Client SASL authentications on the listener ([listener.sasl]), by "
+                                           "mechanism (none: the handshake named no enabled one) and result: "
+                                           "success, or the failure's reason (unknown_user, bad_password, "
+                                           "malformed, unsupported_mechanism, protocol).")) {}
 
 }  // namespace pp

@@ -75,6 +75,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& upstream_connected;
   prometheus::Family<prometheus::Counter>& upstream_auth_failures_total;
   prometheus::Family<prometheus::Counter>& upstream_reauthentications_total;
+  prometheus::Family<prometheus::Counter>& client_authentications_total;
 };
 
 }  // namespace pp

@@ -177,6 +177,11 @@ void Metrics::on_upstream_reauthentication(std::int32_t node) {
   reauthentications_.get(node, broker_label).Increment();
 }
 
+void Metrics::on_client_authentication(std::string_view mechanism, std::string_view result) {
+  families_.client_authentications_total.Add({{"mechanism", std::string(mechanism)}, {"result", std::string(result)}})
+      .Increment();
+}
+
 std::string Metrics::exposition() const {
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }

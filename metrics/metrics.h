@@ -102,6 +102,11 @@ class Metrics {
   // reason: a fixed label from the upstream layer ("sasl_authentication", ...).
   void on_upstream_reauthentication(std::int32_t node);
 
+  // --- client authentication (loop thread), per login ---
+  // mechanism and result: fixed labels from the front end (FrontendObserver::
+  // on_authentication), a handful of values each.
+  void on_client_authentication(std::string_view mechanism, std::string_view result);
+
   // --- a periodic sampler on the loop (every few hundred ms) ---
   // buffered_bytes from IdempotentProducer::buffered_bytes(); brokers from
   // Upstream::broker_status(). A broker that was sampled before and is

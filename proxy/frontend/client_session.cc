@@ -28,7 +28,9 @@ ClientSession::ClientSession(std::shared_ptr<FrontendContext> context, net::Acce
       peer_(connection_.peer_name()),
       loopback_peer_(peer_is_loopback(peer_)),
       access_(context_->access_rules.resolve(principal_, loopback_peer_)),
-      reader_(context_->config.max_request_bytes),
+      auth_(!context_->config.sasl_mechanisms.empty()),
+      reader_(auth_.required() ? std::min(context_->config.max_request_bytes, kUnauthenticatedMaxFrameBytes)
+                               : context_->config.max_request_bytes),
       frames_charge_(context_->sink.memory_budget().charge(MemoryUse::kRequestFrames, 0, account_)) {}
 
 void ClientSession::start() {
@@ -92,6 +94,10 @@ void ClientSession::throttle(std::uint64_t ms) {
 
 bool ClientSession::throttled() const {
   return throttled_until_ms_ > uv_now(context_->loop);
+}
+
+void ClientSession::lift_unauthenticated_frame_limit() {
+  reader_.set_max_frame_bytes(context_->config.max_request_bytes);
 }
 
 bool ClientSession::can_take_request() const {
@@ -518,7 +524,10 @@ void ClientSession::after_read(const ReadStart& start, const Decoded<void>& appe
   flow().after_charge();
   if (!appended) {
     const DecodeError& e = appended.error();
-    if (e.kind == DecodeErrorKind::kTooLarge) {
+    if (e.kind == DecodeErrorKind::kTooLarge && auth_.required() && !auth_.authenticated()) {
+      stream_failure_ = "frame size prefix over " + std::to_string(kUnauthenticatedMaxFrameBytes) +
+                        " bytes before SASL authentication (a SASL token is refused unread)";
+    } else if (e.kind == DecodeErrorKind::kTooLarge) {
       stream_failure_ =
           "request size prefix over max_request_bytes (" + std::to_string(context_->config.max_request_bytes) + ")";
     } else {

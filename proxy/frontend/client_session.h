@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 
+#include "proxy/frontend/client_auth.h"
 #include "proxy/frontend/flow_control.h"
 #include "proxy/frontend/frontend_context.h"
 #include "proxy/frontend/principal.h"
@@ -142,6 +143,12 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   // still go out). A later throttle extends, never shortens, the mute.
   void throttle(std::uint64_t ms);
   bool throttled() const;
+  // SASL on this connection (client_auth.h): its stage, the exchange in
+  // progress, whether and until when it is authenticated.
+  ClientAuth& auth() { return auth_; }
+  // Once a client authenticated: frames up to listener.max_request_bytes,
+  // no longer kUnauthenticatedMaxFrameBytes.
+  void lift_unauthenticated_frame_limit();
   bool closed() const { return closed_; }
   std::size_t pending_responses() const { return pending_.size(); }
   // What is charged on this connection's behalf (frames, its runs' decoded
@@ -213,6 +220,7 @@ class ClientSession final : public std::enable_shared_from_this<ClientSession>, 
   Access access_ = Access::unrestricted();
   std::uint64_t throttled_until_ms_ = 0;  // loop ms; reads muted before it
   net::Timer throttle_timer_;             // wakes reading when the mute ends
+  ClientAuth auth_;
   FrameReader reader_;
   // Shared with every charge made for this connection; some (its runs')
   // outlive the session, so the session only detaches its listeners.

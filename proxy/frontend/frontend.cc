@@ -229,6 +229,10 @@ void Frontend::set_idle_timeout_ms(std::int64_t ms) {
   if (!context_->stopped && listener_.port() != 0) start_sweep();
 }
 
+void Frontend::set_users(std::shared_ptr<const sasl::UserStore> users) {
+  context_->users = std::move(users);
+}
+
 void Frontend::set_upstream_compression(CompressionCodec codec) {
   context_->config.upstream_compression = codec;
 }

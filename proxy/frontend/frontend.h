@@ -79,6 +79,9 @@ class Frontend final : private SessionRegistry, private ClientHandshakes::Owner 
   void set_idle_timeout_ms(std::int64_t ms);
   // SIGHUP's producer.compression, for judging records against their topic's limit.
   void set_upstream_compression(CompressionCodec codec);
+  // [listener.sasl]: the users SASL logins are checked against (start-up,
+  // SIGHUP). Exchanges in progress finish against the store they began with.
+  void set_users(std::shared_ptr<const sasl::UserStore> users);
 
   std::uint16_t port() const;  // the bound port (listen on port 0 in tests)
   const FrontendCounters& counters() const;

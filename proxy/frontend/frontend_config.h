@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 #include <vector>
 
 #include "proxy/frontend/access_rules.h"
@@ -19,6 +21,11 @@ namespace pp {
 // of the smallest RecordBatch v2 records (8 bytes) decodes to about 22 MiB,
 // and its copy into upstream batches counts about 3 MiB more.
 inline constexpr std::size_t kMinDecodedBytesPerRequest = 32 * 1048576;
+
+// What a client that has not authenticated may send in one frame on a SASL
+// listener: Kafka's sasl.server.max.receive.size default (512 KiB), so a
+// token claiming 100 MB is refused from its prefix, nothing allocated.
+inline constexpr std::size_t kUnauthenticatedMaxFrameBytes = 524288;
 
 struct FrontendConfig {
   // listener.address: where legacy clients connect (loopback by default).
@@ -89,6 +96,13 @@ struct FrontendConfig {
   // producer.compression: a record over its topic's max.message.bytes may
   // still fit once compressed, so it is compressed alone before it is refused.
   CompressionCodec upstream_compression = CompressionCodec::kNone;
+
+  // [listener.sasl]: the mechanisms offered (empty: SASL off, every client
+  // served unauthenticated as before) and KIP-368's session lifetime (0:
+  // none). Before a client authenticates, frames over
+  // kUnauthenticatedMaxFrameBytes are refused from their size prefix.
+  std::vector<std::string> sasl_mechanisms;
+  std::int64_t sasl_session_lifetime_ms = 0;
 
   // listener.max_client_producers, client_producer_idle_ms,
   // client_batches_to_retain: the idempotent clients' state (ClientProducers).

@@ -9,26 +9,31 @@
 
 #include <uv.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "proxy/frontend/access_rules.h"
+#include "proxy/base/log_limiter.h"
 #include "proxy/frontend/client_producers.h"
 #include "proxy/frontend/deadline_answer_log.h"
 #include "proxy/frontend/flow_control.h"
 #include "proxy/frontend/frontend_config.h"
 #include "proxy/frontend/frontend_observer.h"
+#include "proxy/frontend/login_throttle.h"
 #include "proxy/frontend/metadata_answer.h"
 #include "proxy/frontend/produce_deadlines.h"
 #include "proxy/frontend/produce_quota.h"
 #include "proxy/frontend/topic_directory.h"
 #include "proxy/net/deferred.h"
 #include "proxy/pipeline/record_sink.h"
+#include "proxy/sasl/user_credentials.h"
 
 namespace pp {
 
@@ -65,6 +70,13 @@ struct FrontendContext {
   // gone (a request completing later has no deadline left to cancel).
   ProduceDeadlines* deadlines = nullptr;
   DeadlineAnswerLog deadline_log;
+  // [listener.sasl]: the users the mechanisms check, replaced whole on
+  // SIGHUP (Frontend::set_users; an exchange in progress keeps the store it
+  // began with), the failed-login delays per peer address, and the limiter
+  // of the failure log line.
+  std::shared_ptr<const sasl::UserStore> users = std::make_shared<const sasl::UserStore>();
+  LoginThrottle login_throttle;
+  LogLimiter auth_failure_log{std::chrono::seconds(1)};
   AdvertisedBroker advertised;  // resolved once the listener is bound
   bool stopped = false;         // the front end is gone: handlers answer nothing more
 

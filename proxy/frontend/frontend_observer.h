@@ -69,6 +69,10 @@ class FrontendObserver {
   // A partition of a Produce request answered at the request's deadline,
   // with how many records it held.
   virtual void on_deadline_answer(DeadlineOutcome /*outcome*/, std::int64_t /*records*/) {}
+  // A client SASL authentication ended: `mechanism` as enabled on the
+  // listener ("none" when the handshake named none of them), `result`
+  // "success" or the failure's reason (sasl::to_string(AuthFailureReason)).
+  virtual void on_authentication(std::string_view /*mechanism*/, std::string_view /*result*/) {}
 };
 
 struct FrontendCounters {
@@ -96,6 +100,9 @@ struct FrontendCounters {
   // Partitions of Produce requests answered at the request's deadline.
   std::uint64_t deadline_withdrawn_total = 0;
   std::uint64_t deadline_in_flight_total = 0;
+  // Client SASL authentications completed and failed.
+  std::uint64_t authentication_successes_total = 0;
+  std::uint64_t authentication_failures_total = 0;
 };
 
 }  // namespace pp

@@ -6,6 +6,7 @@
 #include "proxy/frontend/log.h"
 #include "proxy/frontend/metadata_handler.h"
 #include "proxy/frontend/produce_handler.h"
+#include "proxy/frontend/sasl_handler.h"
 #include "proxy/frontend/unserved_api_answer.h"
 #include "proxy/protocol/api_registry.h"
 #include "proxy/protocol/codec.h"
@@ -47,6 +48,12 @@ void answer_unserved(ClientSession& session, const RequestHeader& h) {
 }  // namespace
 
 void RequestDispatch::route(ClientSession& session, std::shared_ptr<const FrameBuffer> frame) {
+  // After SaslHandshake v0 the next frames are the client's SASL tokens,
+  // with no Kafka header (KIP-43).
+  if (session.auth().expects_raw_token()) {
+    handle_raw_sasl_token(session, *frame);
+    return;
+  }
   WireReader r(*frame);
   auto decoded = decode_request_header(r);
   if (!decoded) {
@@ -56,6 +63,7 @@ void RequestDispatch::route(ClientSession& session, std::shared_ptr<const FrameB
   const RequestHeader& h = decoded->header;
   session.set_client_id(h.client_id);
   count_request(session.context(), h);
+  if (!admit_request(session, h)) return;
   session.context().observer.on_principal_request(session.principal().name());
 
   const auto served = served_versions(h.api_key);
@@ -85,6 +93,12 @@ void RequestDispatch::route(ClientSession& session, std::shared_ptr<const FrameB
       return;
     case ApiKey::kInitProducerId:
       handle_init_producer_id(session, h, r);
+      return;
+    case ApiKey::kSaslHandshake:
+      handle_sasl_handshake(session, h, r);
+      return;
+    case ApiKey::kSaslAuthenticate:
+      handle_sasl_authenticate(session, h, r);
       return;
     default:
       answer_unserved(session, h);

@@ -20,6 +20,9 @@ namespace pp {
 class FrameReader {
  public:
   explicit FrameReader(std::size_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {}
+  // The limit for frames whose size prefix is read from now on (a client
+  // listener raises it once a client has authenticated).
+  void set_max_frame_bytes(std::size_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
 
   // Feeds bytes as they arrive. On an error the stream is unusable (the peer
   // must be disconnected): a bad size prefix leaves no way to resynchronise.
