@@ -131,9 +131,10 @@ fi
 # Real peers that Debian does not package, pinned, into
 # ${PP_CACHE_DIR:-~/.cache/produce-proxy} (outside the build tree): Apache
 # Kafka's broker (tests/kafka/pom.xml, Maven Central) and the producer clients
-# of tests/clients (kafka-clients 0.9.0.1, 0.10.2.2 and 4.4.0 from Maven
-# Central, sarama and franz-go from the Go module proxy, kafkajs from the npm
-# registry). A no-op when cached.
+# of tests/clients (kafka-clients 0.9.0.1, 0.10.0.1, 0.10.2.2 and 4.4.0 from
+# Maven Central, sarama and franz-go from the Go module proxy, kafkajs from the
+# npm registry, confluent-kafka 2.16.1 from PyPI for a librdkafka whose SCRAM
+# works). A no-op when cached.
 # Not under sudo, so the cache is the invoking user's.
 if [ "$test_peers" -eq 1 ]; then
   "$(dirname "$0")/../tests/kafka/fetch_kafka.sh" >/dev/null ||

@@ -2,14 +2,15 @@
 # Fetches and builds the real producer clients that tests/clients/run_client.py
 # drives, into a cache outside the build tree:
 #   ${PP_CACHE_DIR:-$HOME/.cache/produce-proxy}/clients/
-#     java-0.9/ java-0.10/ java-4/   lib/*.jar (Maven) and classes/ (javac)
+#     java-0.9/ java-0.10/ java-0.10.0/ java-4/   lib/*.jar (Maven) and classes/ (javac)
+#     python-pypi/site/              confluent-kafka from PyPI (pip --target), pinned
 #     go/bin/                        sarama-produce, franz-produce (go build)
 #     node/node_modules/             kafkajs (npm ci of node/package-lock.json)
 # Idempotent: each part carries a stamp (hash of its inputs and toolchain) and
 # is a quick no-op when the stamp matches. Needs network only the first time
 # (Maven Central via mvn, the Go module proxy via go, the npm registry via npm).
 #
-#   tests/clients/fetch_clients.sh [all|java|go|node|python|java-0.9|java-0.10|java-4]...
+#   tests/clients/fetch_clients.sh [all|java|go|node|python|python-pypi|java-0.9|java-0.10|java-0.10.0|java-4]...
 #
 # The Python clients come from Debian (python3-kafka, python3-confluent-kafka);
 # this script only checks that they import.
@@ -17,7 +18,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE="${PP_CACHE_DIR:-$HOME/.cache/produce-proxy}/clients"
-JAVA_VERSIONS=(0.9 0.10 4)
+JAVA_VERSIONS=(0.9 0.10 0.10.0 4)
 
 die() { echo "fetch_clients.sh: $*" >&2; exit 1; }
 log() { [[ -n "${PP_FETCH_QUIET:-}" ]] || echo "fetch_clients.sh: $*" >&2; }
@@ -120,16 +121,41 @@ check_python() {
   [[ -z "$missing" ]] || echo "fetch_clients.sh: warning: kafka-python codec modules missing: $missing (apt-get install $PY_APT)" >&2
 }
 
+# confluent-kafka from PyPI, pinned: its wheel bundles a current librdkafka.
+# Debian's python3-confluent-kafka runs on Debian's librdkafka 2.0.2, whose
+# SCRAM client-final message repeats the client nonce before the server's
+# (edenhill/kcat#462), so it cannot log in with SCRAM to Kafka 4.x or to the
+# proxy's listener. Installed beside, not over, the Debian modules: the
+# client confluent-pypi runs /usr/bin/python3 with PYTHONPATH=site.
+CONFLUENT_PYPI="confluent-kafka==2.16.1"
+fetch_python_pypi() {
+  local dir="$CACHE/python-pypi" want
+  want=$( (echo "$CONFLUENT_PYPI"; /usr/bin/python3 --version) | sha256sum | cut -d' ' -f1)
+  if [[ "$(cat "$dir/site.stamp" 2>/dev/null)" == "$want" && -d "$dir/site/confluent_kafka" ]]; then
+    return 0
+  fi
+  log "python-pypi: installing $CONFLUENT_PYPI into $dir/site"
+  rm -rf "$dir/site.tmp" && mkdir -p "$dir"
+  if ! /usr/bin/python3 -m pip install -q --disable-pip-version-check --no-deps --only-binary=:all: \
+      --target "$dir/site.tmp" "$CONFLUENT_PYPI" >"$dir/pip.log" 2>&1; then
+    tail -20 "$dir/pip.log" >&2
+    die "python-pypi: pip could not install $CONFLUENT_PYPI (log: $dir/pip.log)"
+  fi
+  rm -rf "$dir/site" && mv "$dir/site.tmp" "$dir/site"
+  echo "$want" >"$dir/site.stamp"
+}
+
 parts=("$@")
 [[ ${#parts[@]} -gt 0 ]] || parts=(all)
 for p in "${parts[@]}"; do
   case "$p" in
-    all) for v in "${JAVA_VERSIONS[@]}"; do fetch_java "$v"; done; fetch_go; fetch_node; check_python ;;
+    all) for v in "${JAVA_VERSIONS[@]}"; do fetch_java "$v"; done; fetch_go; fetch_node; check_python; fetch_python_pypi ;;
     java) for v in "${JAVA_VERSIONS[@]}"; do fetch_java "$v"; done ;;
     java-*) fetch_java "${p#java-}" ;;
     go) fetch_go ;;
     node) fetch_node ;;
     python) check_python ;;
-    *) die "unknown part: $p (all|java|go|node|python|java-0.9|java-0.10|java-4)" ;;
+    python-pypi) check_python; fetch_python_pypi ;;
+    *) die "unknown part: $p (all|java|go|node|python|python-pypi|java-0.9|java-0.10|java-0.10.0|java-4)" ;;
   esac
 done

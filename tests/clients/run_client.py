@@ -45,6 +45,7 @@ GRACE_S = 15.0
 CLIENTS = {
     "java-0.9": ("java-0.9", "kafka-clients 0.9.0.1: Produce v1, magic 0, no ApiVersions"),
     "java-0.10": ("java-0.10", "kafka-clients 0.10.2.2: ApiVersions, Produce v2, magic 1"),
+    "java-0.10.0": ("java-0.10.0", "kafka-clients 0.10.0.1: no ApiVersions, Produce v2, magic 1, SaslHandshake v0"),
     "java-4": ("java-4", "kafka-clients 4.4.0: idempotent by default, Produce v3+ (record batches, magic 2)"),
     "sarama-0.8.2": ("go", "IBM/sarama v1.61.1, Config.Version 0.8.2.0: Produce v0, magic 0"),
     "sarama-0.10.0": ("go", "IBM/sarama v1.61.1, Config.Version 0.10.0.0: Produce v2, magic 1"),
@@ -56,6 +57,7 @@ CLIENTS = {
     "kafka-python": ("python", "kafka-python 2.0.2, api_version probed from the broker"),
     "confluent": ("python", "confluent-kafka 1.7.0 on librdkafka (Debian), defaults (not idempotent)"),
     "confluent-idempotent": ("python", "confluent-kafka 1.7.0 on librdkafka, enable.idempotence=true"),
+    "confluent-pypi": ("python-pypi", "confluent-kafka 2.16.1 from PyPI (its bundled librdkafka), defaults"),
     "kafkajs": ("node", "kafkajs 2.2.4 (npm), defaults: not idempotent, Produce v7, magic 2"),
     "kafkajs-idempotent": ("node", "kafkajs 2.2.4 (npm), idempotent: true: InitProducerId v1, Produce v7"),
 }
@@ -116,6 +118,10 @@ def command(a):
         return [os.path.join(CACHE, "go", "bin", exe)] + common_flags(a)
     if part == "node":
         return ["node", os.path.join(HERE, "node", "produce.js")] + common_flags(a)
+    if part == "python-pypi":  # the PyPI module first, Debian's kafka modules beside it
+        site = os.path.join(CACHE, "python-pypi", "site")
+        return ["env", "PYTHONPATH=" + site, "/usr/bin/python3", os.path.join(HERE, "python", "produce.py")] + \
+            common_flags(a)
     return ["/usr/bin/python3", os.path.join(HERE, "python", "produce.py")] + common_flags(a)
 
 

@@ -27,6 +27,7 @@ CLIENTS = {
     "kafka-python": ("kafka-python", None),
     "confluent": ("confluent", False),
     "confluent-idempotent": ("confluent", True),
+    "confluent-pypi": ("confluent", False),
 }
 
 
