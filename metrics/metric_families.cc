@@ -78,18 +78,18 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                                         "Times a client connection stopped reading because it held its fair share "
                                         "of the memory budget (the budget over the connections holding or "
                                         "wanting memory).")),
-      requests_parked_total(counter(r, "requests_parked_total",
-                                    "Produce requests that waited for room in the memory budget to decode in, "
-                                    "instead of taking memory over it.")),
-      requests_refused_for_memory_total(
-          counter(r, "requests_refused_for_memory_total",
-                  "Produce requests with a partition answered NOT_ENOUGH_REPLICAS (retriable, not appended): it "
       client_tls_handshake_failures_total(
           counter(r, "client_tls_handshake_failures_total",
                   "Client connections closed for TLS ([listener.tls]), by reason: certificate (untrusted, "
                   "expired, no subject CN), no_certificate (required, none sent), not_tls (plaintext on the TLS "
                   "listener), handshake (protocol error, alert, closed mid-handshake), timeout, local, "
                   "plaintext_listener (a TLS handshake on the plaintext listener).")),
+      requests_parked_total(counter(r, "requests_parked_total",
+                                    "Produce requests that waited for room in the memory budget to decode in, "
+                                    "instead of taking memory over it.")),
+      requests_refused_for_memory_total(
+          counter(r, "requests_refused_for_memory_total",
+                  "Produce requests with a partition answered NOT_ENOUGH_REPLICAS (retriable, not appended): it "
                   "would decode past the memory budget's room plus the fixed overdraft while nothing drained.")),
       client_duplicates_total(
           counter(r, "client_duplicates_total",
