@@ -43,10 +43,10 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& topics_followed;
   prometheus::Family<prometheus::Gauge>& backpressure_active;
   prometheus::Family<prometheus::Counter>& client_share_pauses_total;
+  prometheus::Family<prometheus::Counter>& client_tls_handshake_failures_total;
   prometheus::Family<prometheus::Counter>& requests_parked_total;
   prometheus::Family<prometheus::Counter>& requests_refused_for_memory_total;
   prometheus::Family<prometheus::Counter>& client_duplicates_total;
-  prometheus::Family<prometheus::Counter>& client_tls_handshake_failures_total;
   prometheus::Family<prometheus::Counter>& client_deadline_answers_total;
   prometheus::Family<prometheus::Counter>& client_deadline_records_total;
   prometheus::Family<prometheus::Counter>& client_produce_requests_total;

@@ -80,13 +80,13 @@ class Metrics {
   void on_records_received(std::int64_t records, std::int64_t bytes);
   void set_backpressure(bool active);
   void on_client_share_pause();
+  // reason: a fixed label (ClientHandshakes): a handful of series at most.
+  void on_client_tls_failure(std::string_view reason);
   void on_request_parked();
   void on_request_refused_for_memory();
   // outcome: "acked" or "in_flight" (anything else is counted as "in_flight").
   void on_client_duplicate(std::string_view outcome);
   // A partition of a Produce request answered at the request's deadline:
-  // reason: a fixed label (ClientHandshakes): a handful of series at most.
-  void on_client_tls_failure(std::string_view reason);
   // withdrawn unsent, or else in flight; with its records.
   void on_deadline_answer(bool withdrawn, std::int64_t records);
   // At most kMaxClientSoftwareSeries (software, software_version) pairs get

@@ -113,10 +113,10 @@ class Frontend final : private SessionRegistry, private ClientHandshakes::Owner 
   // After the listener and the deferred queue it refers to.
   FlowControl flow_;
   RequestDispatch dispatch_;
+  ClientHandshakes handshakes_;
   std::unordered_map<std::uint64_t, std::shared_ptr<ClientSession>> sessions_;
   // listener.max_connections_per_peer: by IP address, and each session's.
   std::unordered_map<std::string, std::size_t> connections_by_peer_;
-  ClientHandshakes handshakes_;
   std::unordered_map<std::uint64_t, std::string> peer_of_session_;
   std::uint64_t next_session_id_ = 1;
   bool draining_ = false;

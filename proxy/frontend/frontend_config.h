@@ -50,6 +50,11 @@ struct FrontendConfig {
   // A request frame must arrive whole within this from its first byte (time
   // its reads were paused by back-pressure not counted); 0: no limit.
   std::int64_t frame_timeout_ms = 30000;
+  // [listener.tls] (the context itself: Frontend::set_tls_context): a TLS
+  // handshake must be done this soon, and whether client certificates are
+  // required (then every client has a certificate principal).
+  std::int64_t tls_handshake_timeout_ms = 10000;
+  bool tls_client_certificates_required = false;
 
   // Requests read from one connection and not yet answered. Kafka brokers read
   // one request per connection at a time; we allow pipelining (a client's
@@ -58,11 +63,6 @@ struct FrontendConfig {
   std::size_t max_pending_requests_per_connection = 128;
   // Responses queued to a client that does not read them: over this, stop
   // reading its requests until the socket drains.
-  // [listener.tls] (the context itself: Frontend::set_tls_context): a TLS
-  // handshake must be done this soon, and whether client certificates are
-  // required (then every client has a certificate principal).
-  std::int64_t tls_handshake_timeout_ms = 10000;
-  bool tls_client_certificates_required = false;
   std::size_t max_write_queue_bytes = 8 * 1048576;
   // Cap on the bytes one request's compressed record sets may decompress to,
   // all partitions together (a decompression bomb stops here, as
