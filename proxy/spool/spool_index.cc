@@ -179,6 +179,7 @@ std::optional<std::int64_t> SpoolIndex::oldest_record_ms() const {
 
 std::vector<std::uint64_t> SpoolIndex::segments() const {
   std::vector<std::uint64_t> out;
+  out.reserve(segments_.size());
   for (const auto& [id, s] : segments_) out.push_back(id);
   return out;
 }

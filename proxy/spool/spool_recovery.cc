@@ -112,6 +112,36 @@ std::expected<std::string, std::string> SpoolRecovery::move_aside(const std::str
   return aside;
 }
 
+std::expected<std::optional<std::size_t>, std::string> SpoolRecovery::handle_damage(const Listed& file, bool last,
+                                                                                    const SegmentScan& scan,
+                                                                                    std::size_t file_size,
+                                                                                    SegmentFile& seg,
+                                                                                    RecoveredSpool& out) const {
+  out.report.damage.push_back(CorruptRange{file.path, scan.valid_bytes, scan.invalid_bytes, *scan.damage});
+  if (file.corrupt) return scan.invalid_bytes;  // moved aside at an earlier start: counted then
+  if (last && (scan.valid_bytes >= kSegmentHeaderBytes || file_size <= kSegmentHeaderBytes)) {
+    // A torn tail: the last group written before a crash.
+    out.report.torn_bytes += scan.invalid_bytes;
+    seg.bytes = scan.valid_bytes;
+    if (mode_ == Mode::kReadOnly) return std::size_t{0};
+    if (scan.valid_bytes == 0) {
+      if (::unlink(file.path.c_str()) != 0) return std::unexpected(file.path + ": " + errno_text(errno));
+      return std::optional<std::size_t>{};
+    }
+    if (auto cut = cut_tail(file.path, scan.valid_bytes); !cut) return std::unexpected(cut.error());
+    return std::size_t{0};
+  }
+  out.report.corrupt_bytes += scan.invalid_bytes;
+  seg.corrupt = true;
+  if (mode_ == Mode::kRepair) {
+    auto aside = move_aside(file.path);
+    if (!aside) return std::unexpected(aside.error());
+    seg.path = *aside;
+    out.report.moved_aside.push_back(*aside);
+  }
+  return scan.invalid_bytes;
+}
+
 std::expected<void, std::string> SpoolRecovery::recover_one(const Listed& file, bool last, RecoveredSpool& out) const {
   auto bytes = read_file(file.path);
   if (!bytes) return std::unexpected(bytes.error());
@@ -141,32 +171,13 @@ std::expected<void, std::string> SpoolRecovery::recover_one(const Listed& file, 
   const std::size_t header_bytes = std::min(bytes->size(), scan.valid_bytes == 0 ? 0 : kSegmentHeaderBytes);
   std::size_t kept_damage = 0;
   if (scan.damage) {
-    out.report.damage.push_back(CorruptRange{file.path, scan.valid_bytes, scan.invalid_bytes, *scan.damage});
-    if (file.corrupt) {
-      kept_damage = scan.invalid_bytes;
-    } else if (last && (scan.valid_bytes >= kSegmentHeaderBytes || bytes->size() <= kSegmentHeaderBytes)) {
-      // A torn tail: the last group written before a crash.
-      out.report.torn_bytes += scan.invalid_bytes;
-      seg.bytes = scan.valid_bytes;
-      if (mode_ == Mode::kRepair) {
-        if (scan.valid_bytes == 0) {
-          if (::unlink(file.path.c_str()) != 0) return std::unexpected(file.path + ": " + errno_text(errno));
-          out.report.segments.push_back(seg);
-          return {};
-        }
-        if (auto cut = cut_tail(file.path, scan.valid_bytes); !cut) return cut;
-      }
-    } else {
-      out.report.corrupt_bytes += scan.invalid_bytes;
-      kept_damage = scan.invalid_bytes;
-      seg.corrupt = true;
-      if (mode_ == Mode::kRepair) {
-        auto aside = move_aside(file.path);
-        if (!aside) return std::unexpected(aside.error());
-        seg.path = *aside;
-        out.report.moved_aside.push_back(*aside);
-      }
+    auto kept = handle_damage(file, last, scan, bytes->size(), seg, out);
+    if (!kept) return std::unexpected(kept.error());
+    if (!*kept) {
+      out.report.segments.push_back(seg);  // removed: a header torn before any entry
+      return {};
     }
+    kept_damage = **kept;
   }
   out.index.add_segment_bytes(file.id, header_bytes + kept_damage);
   out.paths[file.id] = seg.path;

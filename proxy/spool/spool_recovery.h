@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <expected>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "proxy/spool/segment_reader.h"
 #include "proxy/spool/spool_index.h"
 
 namespace pp::spool {
@@ -86,6 +88,11 @@ class SpoolRecovery {
   };
   std::expected<std::vector<Listed>, std::string> list() const;
   std::expected<void, std::string> recover_one(const Listed& file, bool last, RecoveredSpool& out) const;
+  // Cuts a torn tail, or moves a corrupt segment aside; the damaged bytes
+  // left in the file, or nullopt when the file was removed.
+  std::expected<std::optional<std::size_t>, std::string> handle_damage(const Listed& file, bool last,
+                                                                       const SegmentScan& scan, std::size_t file_size,
+                                                                       SegmentFile& seg, RecoveredSpool& out) const;
   std::expected<void, std::string> cut_tail(const std::string& path, std::size_t keep) const;
   std::expected<std::string, std::string> move_aside(const std::string& path) const;
 

@@ -168,7 +168,6 @@ std::expected<void, SpoolWriter::Refusal> SpoolWriter::append(const EntryBody& b
   p.size = encode_entry(p.entry, pending_bytes_);
   if (auto* records = std::get_if<RecordsEntry>(&p.entry.body)) records->batch = {};
   p.done = std::move(done);
-  if (pending_.empty()) first_pending_ms_ = net::now_ms(loop_);
   pending_.push_back(std::move(p));
   schedule();
   return {};
@@ -187,10 +186,13 @@ void SpoolWriter::schedule() {
   std::uint64_t delay = 0;
   // Only voids to write to a disk that just failed: retry at a calm pace.
   constexpr std::uint64_t kFailedRetryMs = 100;
-  if (failing_ && pending_.empty()) delay = kFailedRetryMs;
-  if (config_.fsync == FsyncPolicy::kGroup && pending_bytes_.size() < kEagerGroupBytes && !pending_.empty()) {
-    const std::uint64_t waited = net::now_ms(loop_) - first_pending_ms_;
-    delay = waited >= config_.fsync_interval_ms ? 0 : config_.fsync_interval_ms - waited;
+  if (failing_ && pending_.empty()) {
+    delay = kFailedRetryMs;
+  } else if (config_.fsync == FsyncPolicy::kGroup && pending_bytes_.size() < kEagerGroupBytes) {
+    // At most one commit per interval: what arrives meanwhile joins the next.
+    const std::uint64_t now = net::now_ms(loop_);
+    const std::uint64_t due = last_commit_ms_ + config_.fsync_interval_ms;
+    delay = due > now ? due - now : 0;
   }
   if (timer_.active() && delay > 0) return;
   timer_.start(delay, 0, [this] { start_commit(); });
@@ -231,6 +233,42 @@ void SpoolWriter::add_checkpoint(Job& job) {
   if (index_.cluster_view()) add_entry(job, Entry{next_id_++, wall_ms(), *index_.cluster_view()}, nullptr);
 }
 
+// Takes the next group of queued appends (and the voids owed) into `job`,
+// starting a new segment first when the active one is full or gone.
+void SpoolWriter::fill_group(Job& job) {
+  const bool roll = fd_ < 0 || (!pending_.empty() && segment_size_ > kSegmentHeaderBytes &&
+                                segment_size_ + pending_.front().size > config_.segment_bytes);
+  const std::size_t n = take_group(roll);
+  if (roll) {
+    job.close_fd = std::exchange(fd_, -1);
+    job.segment = next_segment_++;
+    job.create_path = dir_ + "/" + segment_file_name(job.segment);
+    encode_segment_header(SegmentHeader{kFormatVersion, job.segment, wall_ms()}, job.buf);
+    add_checkpoint(job);
+  } else {
+    job.fd = fd_;
+    job.segment = segment_;
+    job.offset = segment_size_;
+  }
+  job.voids = std::exchange(to_void_, {});
+  for (const EntryId id : job.voids) {
+    add_entry(job, Entry{next_id_++, wall_ms(), ResolvedEntry{id, Outcome::kVoid, 0, -1}}, nullptr);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    Pending& p = pending_[i];
+    p.entry.id = next_id_++;
+    Bytes encoded(pending_bytes_.begin() + static_cast<std::ptrdiff_t>(p.offset),
+                  pending_bytes_.begin() + static_cast<std::ptrdiff_t>(p.offset + p.size));
+    add_entry(job, p.entry, &encoded);
+    job.items.push_back(std::move(p));
+  }
+  const std::size_t taken = n == pending_.size() ? pending_bytes_.size() : pending_[n].offset;
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
+  pending_bytes_.erase(pending_bytes_.begin(), pending_bytes_.begin() + static_cast<std::ptrdiff_t>(taken));
+  for (Pending& p : pending_) p.offset -= taken;
+  last_commit_ms_ = net::now_ms(loop_);
+}
+
 void SpoolWriter::start_commit() {
   if (job_ != nullptr) return;
   // A disk that keeps failing does not hold a close up on voids it cannot write.
@@ -250,37 +288,7 @@ void SpoolWriter::start_commit() {
     job->segment = segment_;
     job->offset = segment_size_;
   } else {
-    const bool roll = fd_ < 0 || (!pending_.empty() && segment_size_ > kSegmentHeaderBytes &&
-                                  segment_size_ + pending_.front().size > config_.segment_bytes);
-    const std::size_t n = take_group(roll);
-    if (roll) {
-      job->close_fd = std::exchange(fd_, -1);
-      job->segment = next_segment_++;
-      job->create_path = dir_ + "/" + segment_file_name(job->segment);
-      encode_segment_header(SegmentHeader{kFormatVersion, job->segment, wall_ms()}, job->buf);
-      add_checkpoint(*job);
-    } else {
-      job->fd = fd_;
-      job->segment = segment_;
-      job->offset = segment_size_;
-    }
-    job->voids = std::exchange(to_void_, {});
-    for (const EntryId id : job->voids) {
-      add_entry(*job, Entry{next_id_++, wall_ms(), ResolvedEntry{id, Outcome::kVoid, 0, -1}}, nullptr);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      Pending& p = pending_[i];
-      p.entry.id = next_id_++;
-      Bytes encoded(pending_bytes_.begin() + static_cast<std::ptrdiff_t>(p.offset),
-                    pending_bytes_.begin() + static_cast<std::ptrdiff_t>(p.offset + p.size));
-      add_entry(*job, p.entry, &encoded);
-      job->items.push_back(std::move(p));
-    }
-    const std::size_t taken = n == pending_.size() ? pending_bytes_.size() : pending_[n].offset;
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
-    pending_bytes_.erase(pending_bytes_.begin(), pending_bytes_.begin() + static_cast<std::ptrdiff_t>(taken));
-    for (Pending& p : pending_) p.offset -= taken;
-    if (!pending_.empty()) first_pending_ms_ = net::now_ms(loop_);
+    fill_group(*job);
   }
   in_flight_bytes_ = job->buf.size();
   job_ = job.release();

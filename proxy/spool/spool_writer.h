@@ -1,10 +1,11 @@
 // The spool's one writer (docs/design/SPOOL.md, "Writing"): appends entries
 // to append-only segments of about `segment_bytes`, and completes each append
-// on the loop, by its callback, only once its bytes are durable. Appends from
-// every connection that arrive while a commit is under way, or within
-// `fsync_interval_ms` of the first of them, share one write and one
-// fdatasync (group commit); with FsyncPolicy::kAlways each append has its
-// own. The file work (open, pwrite, fdatasync, ftruncate, unlink) runs on
+// on the loop, by its callback, only once its bytes are durable. Group
+// commit: every append queued, from whichever connection, goes in the next
+// commit, one write and one fdatasync; a commit starts when the previous one
+// is done, but no sooner than `fsync_interval_ms` after the previous one
+// started (an idle writer commits at once). With FsyncPolicy::kAlways each
+// append has its own commit. The file work (open, pwrite, fdatasync, ftruncate, unlink) runs on
 // libuv's threadpool as one job per commit; the loop thread never blocks
 // on the disk.
 //
@@ -56,7 +57,7 @@ struct SpoolWriterConfig {
   std::size_t max_bytes = std::size_t{1} << 30;
   std::size_t segment_bytes = std::size_t{64} << 20;
   FsyncPolicy fsync = FsyncPolicy::kGroup;
-  // The longest the first append of a group waits for others to join it.
+  // Commits start at least this far apart (0: as soon as the previous is done).
   std::uint64_t fsync_interval_ms = 2;
 };
 
@@ -103,6 +104,7 @@ class SpoolWriter {
 
   void schedule();
   void start_commit();
+  void fill_group(Job& job);
   std::size_t take_group(bool roll) const;
   void add_checkpoint(Job& job);
   void add_entry(Job& job, const Entry& entry, Bytes* encoded);
@@ -128,7 +130,7 @@ class SpoolWriter {
 
   Bytes pending_bytes_;
   std::vector<Pending> pending_;
-  std::uint64_t first_pending_ms_ = 0;
+  std::uint64_t last_commit_ms_ = 0;  // loop time the last commit with entries started
   std::vector<EntryId> to_void_;
   std::vector<std::string> to_unlink_;
 

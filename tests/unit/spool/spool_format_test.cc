@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "proxy/protocol/wire_reader.h"
+#include "proxy/spool/segment_reader.h"
 #include "tests/unit/spool/spool_test_support.h"
 
 namespace pp::spool {
@@ -91,6 +95,30 @@ TEST(SpoolFormat, HeaderRoundTripsAndRefusesDamageAndNewerVersions) {
   magic[0] = 'X';
   EXPECT_EQ(decode_segment_header(magic).problem, HeaderProblem::kBadMagic);
   EXPECT_EQ(decode_segment_header(ByteView(header).first(20)).problem, HeaderProblem::kTruncated);
+}
+
+// The fuzz seeds are written by tests/fuzz/seeds/spool_seeds.py from
+// docs/design/SPOOL.md alone: the layout documented is the layout read.
+TEST(SpoolFormat, ASegmentWrittenFromTheDocumentReadsWhole) {
+  std::ifstream in(std::string(PP_SOURCE_DIR) + "/tests/fuzz/seeds/fuzz_spool_segment/segment_every_kind.hex");
+  std::stringstream hex;
+  hex << in.rdbuf();
+  const std::string text = hex.str();
+  ASSERT_FALSE(text.empty());
+  Bytes bytes;
+  for (std::size_t i = 0; i + 1 < text.size(); i += 2) {
+    bytes.push_back(static_cast<std::uint8_t>(std::stoi(text.substr(i, 2), nullptr, 16)));
+  }
+  std::vector<EntryKind> kinds;
+  const SegmentScan scan = SegmentReader().scan(bytes, [&](const Entry& e, std::size_t, std::size_t) {
+    kinds.push_back(static_cast<EntryKind>(e.body.index() + 1));
+  });
+  EXPECT_FALSE(scan.damage) << *scan.damage;
+  EXPECT_EQ(scan.valid_bytes, bytes.size());
+  const std::vector<EntryKind> expected{EntryKind::kIdentity,  EntryKind::kClusterView, EntryKind::kRecords,
+                                        EntryKind::kRecords,   EntryKind::kSequenced,   EntryKind::kResolved,
+                                        EntryKind::kSequenced, EntryKind::kSequenced,   EntryKind::kResolved};
+  EXPECT_EQ(kinds, expected);
 }
 
 }  // namespace
