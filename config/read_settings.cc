@@ -11,6 +11,7 @@
 #include "config/principal_rules.h"
 #include "config/sasl_checks.h"
 #include "config/schema.h"
+#include "config/spool_checks.h"
 #include "config/suggest.h"
 
 namespace pp::config {
@@ -220,6 +221,10 @@ class Reader {
       case Check::kBootstrapList:
       case Check::kCommand:
       case Check::kSaslMechanisms:
+      case Check::kTopicAck:
+        break;
+      case Check::kSpoolDir:
+        problem = spool_dir_problem(value);
         break;
     }
     if (problem) {
@@ -235,6 +240,7 @@ class Reader {
     if (array == nullptr) return wrong_type(spec, node, at, "an array of strings");
     if (spec.check == Check::kCommand) return read_command(spec, *array, at, out);
     if (spec.check == Check::kSaslMechanisms) return read_mechanisms(spec, *array, at, out);
+    if (spec.check == Check::kTopicAck) return read_topic_ack(spec, *array, at, out);
     const bool overridden = doc_.overridden.contains(spec.full_name());
     std::vector<std::string> values;
     bool ok = true;
@@ -287,6 +293,26 @@ class Reader {
       return false;
     }
     out = std::move(names);
+    return true;
+  }
+
+  bool read_topic_ack(const KeySpec& spec, const toml::array& array, const Location& at,
+                      std::vector<std::string>& out) {
+    std::vector<std::string> entries;
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      const auto* v = array.get(i)->as_string();
+      const std::string name = spec.full_name() + "[" + std::to_string(i) + "]";
+      if (v == nullptr) {
+        error(at, name + " must be a string, not " + type_name(*array.get(i)));
+        return false;
+      }
+      if (const auto problem = topic_ack_problem(v->get())) {
+        error(at, name + " is not valid: " + *problem);
+        return false;
+      }
+      entries.push_back(v->get());
+    }
+    out = std::move(entries);
     return true;
   }
 
@@ -343,6 +369,7 @@ Settings read_settings(const Document& doc, std::vector<ConfigError>& errors) {
   Settings settings = reader.read();
   settings.listener.principals = read_principal_rules(doc, errors);
   check_combinations(settings, reader.facts(), errors);
+  check_spool(settings, reader.facts(), errors);
   return settings;
 }
 

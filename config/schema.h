@@ -31,6 +31,8 @@ enum class Check : std::uint8_t {
   kEnvironmentName,    // empty, or an environment variable's name
   kCommand,            // an argv: empty, or a non-empty program name first
   kSaslMechanisms,     // a list of distinct PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+  kSpoolDir,           // empty, or a directory this process can create or write (spool_checks.h)
+  kTopicAck,           // a list of "NAME=MODE" / "PREFIX*=MODE" (spool_checks.h)
 };
 
 inline constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
@@ -131,6 +133,26 @@ void visit_upstream_security_keys(F&& f, S&... s) {
   f(KeySpec{"upstream.sasl", "allow_plain_without_tls", 0, 0, kRestart}, s.upstream.sasl.allow_plain_without_tls...);
 }
 
+// [spool], last in INTERFACES.md's order; visit_keys calls it. All
+// restart-only: the spool is opened and recovered once, at start.
+template <class F, class... S>
+void visit_spool_keys(F&& f, S&... s) {
+  constexpr auto kRestart = Apply::kRestart;
+  f(KeySpec{"spool", "dir", 0, 0, kRestart, Check::kSpoolDir}, s.spool.dir...);
+  // At least a few segments; at most 2^50 bytes (a petabyte) to catch unit typos.
+  f(KeySpec{"spool", "max_bytes", std::int64_t{1} << 20, std::int64_t{1} << 50, kRestart}, s.spool.max_bytes...);
+  // A segment holds at least one entry of the largest request (64 MiB is
+  // accepted too: an entry larger than a segment gets one of its own).
+  f(KeySpec{"spool", "segment_bytes", std::int64_t{64} << 10, std::int64_t{1} << 32, kRestart},
+    s.spool.segment_bytes...);
+  f(KeySpec{"spool", "ack", 0, 0, kRestart}, s.spool.ack...);
+  f(KeySpec{"spool", "topic_ack", 0, 0, kRestart, Check::kTopicAck}, s.spool.topic_ack...);
+  f(KeySpec{"spool", "fsync", 0, 0, kRestart}, s.spool.fsync...);
+  // 0: commit as soon as the previous commit is done. A second is far past
+  // any useful wait for an acknowledgement.
+  f(KeySpec{"spool", "fsync_interval_ms", 0, 1000, kRestart}, s.spool.fsync_interval_ms...);
+}
+
 // Calls f(spec, field...) for every key, in docs/design/INTERFACES.md's order, where each
 // field is a (const, if that Settings is) reference to the member the key
 // fills in the corresponding Settings: one Settings to read or fill it, two
@@ -179,6 +201,8 @@ void visit_keys(F&& f, S&... s) {
   f(KeySpec{"log", "format", 0, 0, kRestart}, s.log.format...);
 
   f(KeySpec{"shutdown", "drain_timeout_ms", 0, 3600000, kLive}, s.shutdown.drain_timeout_ms...);
+
+  visit_spool_keys(f, s...);
 }
 
 // Every key, in schema order.

@@ -221,6 +221,35 @@ struct ShutdownSettings {
   bool operator==(const ShutdownSettings&) const = default;
 };
 
+// [spool] ack: when a client's Produce is answered. upstream: once the
+// upstream acknowledged it; spool: once it is durable in the spool
+// (docs/design/SPOOL.md).
+enum class SpoolAck : std::uint8_t { kUpstream, kSpool };
+// [spool] fsync: group commits every fsync_interval_ms, or one sync per append.
+enum class SpoolFsync : std::uint8_t { kGroup, kAlways };
+template <>
+constexpr auto enum_names<SpoolAck>() {
+  return std::array<std::string_view, 2>{"upstream", "spool"};
+}
+template <>
+constexpr auto enum_names<SpoolFsync>() {
+  return std::array<std::string_view, 2>{"group", "always"};
+}
+
+// [spool]: the durable local spool, off while `dir` is empty.
+struct SpoolSettings {
+  std::string dir;
+  std::int64_t max_bytes = std::int64_t{1} << 30;
+  std::int64_t segment_bytes = std::int64_t{64} << 20;
+  SpoolAck ack = SpoolAck::kUpstream;
+  // "NAME=MODE" or "PREFIX*=MODE", first match wins (config/spool_checks.h).
+  std::vector<std::string> topic_ack;
+  SpoolFsync fsync = SpoolFsync::kGroup;
+  std::int64_t fsync_interval_ms = 2;
+  bool enabled() const { return !dir.empty(); }
+  bool operator==(const SpoolSettings&) const = default;
+};
+
 struct Settings {
   ListenerSettings listener;
   UpstreamSettings upstream;
@@ -228,6 +257,7 @@ struct Settings {
   MetricsSettings metrics;
   LogSettings log;
   ShutdownSettings shutdown;
+  SpoolSettings spool;
   bool operator==(const Settings&) const = default;
 };
 

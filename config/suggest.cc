@@ -56,6 +56,10 @@ constexpr std::pair<std::string_view, std::string_view> kKafkaNames[] = {
     {"connections_max_idle_ms", "idle_timeout_ms"},
 };
 
+// Kafka producer keys with no counterpart here: suggesting a key that only
+// looks alike would mislead (the proxy always produces with acks=all).
+constexpr std::string_view kKafkaOnlyNames[] = {"acks"};
+
 }  // namespace
 
 std::optional<std::string> suggest_key(std::string_view section, std::string_view name) {
@@ -64,6 +68,9 @@ std::optional<std::string> suggest_key(std::string_view section, std::string_vie
   std::replace(wanted.begin(), wanted.end(), '-', '_');
   for (const auto& [kafka, ours] : kKafkaNames) {
     if (wanted == kafka) wanted = ours;
+  }
+  for (const std::string_view kafka_only : kKafkaOnlyNames) {
+    if (wanted == kafka_only) return std::nullopt;
   }
   // Rank by the edits to the key's name, plus one if it lives in another
   // section: a typo in the right section beats the right name elsewhere only

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "config/print_settings.h"
+#include "config/spool_checks.h"
 
 #ifndef PP_GIT_REVISION
 #define PP_GIT_REVISION "unknown"
@@ -24,6 +25,20 @@ constexpr const char* kExitCodes =
     "  1  runtime failure: start-up failed, the producer failed fatally, or records were lost to\n"
     "     shutdown.drain_timeout_ms\n"
     "  2  bad configuration or usage (--check-config, --print-config: invalid)\n";
+
+// `spool inspect DIR`: sets cli.spool_inspect when given.
+void add_spool_inspect(CLI::App& app, CommandLine& cli) {
+  CLI::App* spool = app.add_subcommand("spool", "The durable local spool (docs/design/SPOOL.md)");
+  spool->require_subcommand(1);
+  CLI::App* inspect = spool->add_subcommand(
+      "inspect",
+      "Print a spool directory offline, read-only: segments, batches per partition, unresolved batches "
+      "with their identity, the oldest record's age, corrupt ranges; exit 0, or 1 if it is refused");
+  inspect
+      ->add_option_function<std::string>(
+          "DIR", [&cli](const std::string& dir) { cli.spool_inspect = dir; }, "The spool directory (spool.dir)")
+      ->required();
+}
 
 }  // namespace
 
@@ -45,7 +60,7 @@ std::expected<CommandLine, CliExit> parse_command_line(std::span<const char* con
   std::string log_level;
   bool show_version = false;
 
-  app.footer(kExitCodes);
+  add_spool_inspect(*app.footer(kExitCodes), cli);
   UsersAddCommand users_add;
   const CLI::App* users_add_parsed = add_users_command(app, users_add);
   app.add_option("--config", config_path,
@@ -106,8 +121,19 @@ int check_config(const CommandLine& cli, std::ostream& out, std::ostream& err) {
     err << config::format_errors(settings.error());
     return kExitBadConfig;
   }
+  if (const auto unserved = unserved_configuration(*settings)) {
+    err << config::resolve_config_path(source.path) << ": " << *unserved << "\n";
+    return kExitBadConfig;
+  }
   out << config::resolve_config_path(source.path) << ": ok\n";
   return kExitClean;
+}
+
+std::optional<std::string> unserved_configuration(const config::Settings& settings) {
+  if (!config::spool_ack_requested(settings.spool)) return std::nullopt;
+  return "ack = \"spool\" (spool.ack or spool.topic_ack) is not served by this build yet: it would acknowledge "
+         "records it has not written to the spool. Use ack = \"upstream\" (docs/design/SPOOL.md, \"Not built "
+         "yet\")";
 }
 
 int print_config(const CommandLine& cli, std::ostream& out, std::ostream& err) {

@@ -4,6 +4,7 @@
 //   produce-proxy --print-config [--config FILE] [--set KEY=VALUE ...]
 //   produce-proxy --version
 //   produce-proxy users add NAME --mechanism M [--mechanism M ...] --users-file FILE
+//   produce-proxy spool inspect DIR
 // Parsing only; main() decides what to run. Use:
 //   const auto cli = pp::parse_command_line({argv, argv + argc}, pp::version_report(PP_VERSION));
 //   if (!cli) { (cli.error().exit_code == 0 ? std::cout : std::cerr) << cli.error().output;
@@ -43,6 +44,7 @@ struct CommandLine {
   bool check_config = false;                  // --check-config
   bool print_config = false;                  // --print-config
   std::optional<UsersAddCommand> users_add;   // users add (users_command.h)
+  std::optional<std::string> spool_inspect;   // spool inspect DIR
 
   // What load_settings() needs, on start and again on every SIGHUP. A
   // --log-level becomes the last override, so it beats the file and --set.
@@ -70,6 +72,12 @@ std::string version_report(std::string_view version);
 // --check-config: loads and validates; prints "FILE: ok" to `out` and returns
 // 0, or every problem as FILE:LINE:COLUMN: message to `err` and returns 2.
 int check_config(const CommandLine& cli, std::ostream& out, std::ostream& err);
+
+// What a valid configuration asks for that this build does not serve yet,
+// as one message, or nullopt: ack = "spool" (docs/design/SPOOL.md, "Not
+// built yet"). check_config() and start-up refuse it (exit 2) rather than
+// run without doing what it says.
+std::optional<std::string> unserved_configuration(const config::Settings& settings);
 
 // --print-config: loads and validates like check_config; prints the effective
 // configuration as TOML (config/print_settings.h: every key, defaults

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <uv.h>
 
+#include <chrono>
 #include <iostream>
 
 #include "config/diff.h"
@@ -10,6 +11,7 @@
 #include "daemon/cli.h"
 #include "daemon/logging.h"
 #include "daemon/proxy_runtime.h"
+#include "daemon/spool_inspect.h"
 #include "proxy/net/async.h"
 
 namespace {
@@ -85,10 +87,19 @@ int main(int argc, char** argv) {
   if (cli->check_config) return pp::check_config(*cli, std::cout, std::cerr);
   if (cli->print_config) return pp::print_config(*cli, std::cout, std::cerr);
   if (cli->users_add) return pp::run_users_add(*cli->users_add, std::cin, std::cout, std::cerr);
+  if (cli->spool_inspect) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    return pp::spool_inspect(*cli->spool_inspect, std::chrono::duration_cast<std::chrono::milliseconds>(now).count(),
+                             std::cout, std::cerr);
+  }
 
   auto settings = pp::config::load_settings(cli->config_source());
   if (!settings) {
     std::cerr << pp::config::format_errors(settings.error());
+    return pp::kExitBadConfig;
+  }
+  if (const auto unserved = pp::unserved_configuration(*settings)) {
+    std::cerr << "produce-proxy: " << *unserved << "\n";
     return pp::kExitBadConfig;
   }
   if (auto logging = pp::configure_logging(pp::config::to_string(settings->log.level),
@@ -98,6 +109,12 @@ int main(int argc, char** argv) {
     return pp::kExitBadConfig;
   }
   spdlog::info("produce-proxy {} starting", PP_VERSION);
+  if (settings->spool.enabled()) {
+    spdlog::warn(
+        "spool: spool.dir = {} is set, but this build does not write to the spool yet: records are "
+        "acknowledged after the upstream, as without a spool (docs/design/SPOOL.md)",
+        settings->spool.dir);
+  }
   switch (pp::keep_freed_memory_for_reuse(static_cast<std::size_t>(settings->producer.buffer_memory_bytes))) {
     case pp::AllocatorTuning::kApplied:
       break;

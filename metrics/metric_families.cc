@@ -32,6 +32,12 @@ const prometheus::Histogram::BucketBoundaries& MetricBuckets::client_request_sec
   return b;
 }
 
+const prometheus::Histogram::BucketBoundaries& MetricBuckets::spool_fsync_seconds() {
+  static const prometheus::Histogram::BucketBoundaries b{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                         0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
+  return b;
+}
+
 const prometheus::Histogram::BucketBoundaries& MetricBuckets::upstream_request_seconds() {
   static const prometheus::Histogram::BucketBoundaries b{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                                          0.25,  0.5,    1,     2.5,  5,     10,   30};
@@ -161,6 +167,18 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                                            "Client SASL authentications on the listener ([listener.sasl]), by "
                                            "mechanism (none: the handshake named no enabled one) and result: "
                                            "success, or the failure's reason (unknown_user, bad_password, "
-                                           "malformed, unsupported_mechanism, protocol).")) {}
+                                           "malformed, unsupported_mechanism, protocol).")),
+      spool_bytes(gauge(r, "spool_bytes", "Bytes of the spool's segment files (spool.max_bytes bounds them).")),
+      spool_records(gauge(r, "spool_records", "Client records in the spool not yet acknowledged upstream or failed.")),
+      spool_oldest_record_age_seconds(gauge(r, "spool_oldest_record_age_seconds",
+                                            "Age of the oldest record in the spool not yet resolved; 0 when none.")),
+      spool_fsync_seconds(histogram(r, "spool_fsync_seconds",
+                                    "One spool group commit: the write and fdatasync that make its appends durable.")),
+      spool_replayed_batches_total(
+          counter(r, "spool_replayed_batches_total",
+                  "Batches re-sent after a restart with the producer id, epoch and sequence they first went with.")),
+      spool_corrupt_bytes_total(counter(r, "spool_corrupt_bytes_total",
+                                        "Spool bytes found torn (cut off the last segment) or corrupt (a segment "
+                                        "moved aside) by recovery.")) {}
 
 }  // namespace pp

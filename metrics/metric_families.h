@@ -23,6 +23,9 @@ struct MetricBuckets {
   static const prometheus::Histogram::BucketBoundaries& batch_records();
   // Bytes per upstream batch: powers of 4 from 128 B past batch_bytes' 1 MiB default.
   static const prometheus::Histogram::BucketBoundaries& batch_bytes();
+  // One spool commit's write and fdatasync: 100 us (a fast NVMe) to seconds
+  // (a saturated or failing disk).
+  static const prometheus::Histogram::BucketBoundaries& spool_fsync_seconds();
 };
 
 struct MetricFamilies {
@@ -76,6 +79,12 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Counter>& upstream_auth_failures_total;
   prometheus::Family<prometheus::Counter>& upstream_reauthentications_total;
   prometheus::Family<prometheus::Counter>& client_authentications_total;
+  prometheus::Family<prometheus::Gauge>& spool_bytes;
+  prometheus::Family<prometheus::Gauge>& spool_records;
+  prometheus::Family<prometheus::Gauge>& spool_oldest_record_age_seconds;
+  prometheus::Family<prometheus::Histogram>& spool_fsync_seconds;
+  prometheus::Family<prometheus::Counter>& spool_replayed_batches_total;
+  prometheus::Family<prometheus::Counter>& spool_corrupt_bytes_total;
 };
 
 }  // namespace pp

@@ -34,6 +34,7 @@
 #include "metrics/metrics_config.h"
 #include "metrics/pipeline_metrics.h"
 #include "metrics/principal_metrics.h"
+#include "metrics/spool_metrics.h"
 #include "metrics/upstream_metrics.h"
 #include "proxy/protocol/api_key.h"
 
@@ -65,6 +66,9 @@ class Metrics {
   FrontendObserver& frontend_observer() { return frontend_; }
   // Hand this to the Upstream (UpstreamConfig::observer). Same lifetime as *this.
   upstream::UpstreamObserver& upstream_observer() { return upstream_; }
+  // Hand this to the spool's writer and recovery; sample() refreshes the
+  // oldest record's age. Same lifetime as *this.
+  SpoolMetrics& spool_observer() { return spool_; }
 
   // --- front end (loop thread), per request or per event; FrontendMetrics
   // calls these, and so may a test or another ingress ---
@@ -129,6 +133,7 @@ class Metrics {
   FrontendMetrics frontend_{*this};
   PrincipalMetrics principals_{families_};
   UpstreamMetrics upstream_{families_.upstream_auth_failures_total};
+  SpoolMetrics spool_{families_};
   prometheus::Gauge& client_connections_;
   prometheus::Counter& records_received_;
   prometheus::Counter& received_bytes_;

@@ -153,6 +153,12 @@ std::string check_text(Check check) {
       return "empty, or an environment variable's name";
     case Check::kCommand:
       return "empty, or an argv: the program first";
+    case Check::kSaslMechanisms:
+      return "distinct PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512";
+    case Check::kSpoolDir:
+      return "empty (off), or a directory the proxy can create or write";
+    case Check::kTopicAck:
+      return "\"NAME=MODE\" or \"PREFIX*=MODE\"; MODE upstream | spool";
     default:
       return "";
   }

@@ -28,6 +28,7 @@
 #include "proxy/pipeline/pipeline_observer.h"
 #include "proxy/protocol/api_key.h"
 #include "proxy/protocol/error_code.h"
+#include "proxy/spool/spool_observer.h"
 #include "proxy/upstream/upstream_observer.h"
 
 namespace {
@@ -98,6 +99,11 @@ void feed_every_event(pp::Metrics& m) {
   pipe.on_produce_response(1, 1);
   pp::upstream::UpstreamObserver& up = m.upstream_observer();
   up.on_auth_failure("broker:9093", "sasl_authentication");
+  pp::spool::SpoolObserver& spool = m.spool_observer();
+  spool.on_fsync(0.002, 10);
+  spool.on_usage(4096, 10, 0);
+  spool.on_corrupt_bytes(100);
+  spool.on_replayed_batches(1);
   m.on_upstream_reauthentication(1);
   front.on_authentication("SCRAM-SHA-256", "success");
   front.on_authentication("PLAIN", "bad_password");

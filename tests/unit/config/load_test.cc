@@ -168,14 +168,14 @@ TEST(LoadSettings, MissingDefaultFileMeansDefaultsAndOverrides) {
 
 TEST(Schema, KeysAreUniqueAndFindable) {
   const auto keys = all_keys();
-  EXPECT_EQ(keys.size(), 58u);  // docs/design/INTERFACES.md's config block
+  EXPECT_EQ(keys.size(), 65u);  // docs/design/INTERFACES.md's config block
   for (const auto& k : keys) {
     const KeySpec* found = find_key(k.section, k.name);
     ASSERT_NE(found, nullptr) << k.full_name();
     EXPECT_EQ(found->full_name(), k.full_name());
   }
   EXPECT_THAT(all_sections(), ElementsAre("listener", "listener.tls", "listener.sasl", "upstream", "upstream.tls",
-                                          "upstream.sasl", "producer", "metrics", "log", "shutdown"));
+                                          "upstream.sasl", "producer", "metrics", "log", "shutdown", "spool"));
   EXPECT_EQ(find_key("producer", "nope"), nullptr);
 }
 

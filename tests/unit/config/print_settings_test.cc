@@ -66,6 +66,13 @@ Settings everything_set(const TempDir& dir) {
   s.metrics = {"0.0.0.0:19464", false};
   s.log = {LogLevel::kDebug, LogFormat::kJson};
   s.shutdown.drain_timeout_ms = 45000;
+  s.spool = {dir.path("spool"),
+             std::int64_t{3} << 30,
+             1 << 24,
+             SpoolAck::kSpool,
+             {"audit=upstream", "logs-*=spool"},
+             SpoolFsync::kAlways,
+             7};
   return s;
 }
 

@@ -95,6 +95,12 @@ TEST(Metrics, EveryInterfaceFamilyHasItsTypeAndLabels) {
       {"upstream_connected", T::Gauge, {"broker"}},
       {"upstream_auth_failures_total", T::Counter, {"broker", "reason"}},
       {"upstream_reauthentications_total", T::Counter, {"broker"}},
+      {"spool_bytes", T::Gauge, {}},
+      {"spool_records", T::Gauge, {}},
+      {"spool_oldest_record_age_seconds", T::Gauge, {}},
+      {"spool_fsync_seconds", T::Histogram, {}},
+      {"spool_replayed_batches_total", T::Counter, {}},
+      {"spool_corrupt_bytes_total", T::Counter, {}},
   };
   EXPECT_EQ(families.size(), expected.size());
   for (const auto& e : expected) {
