@@ -10,7 +10,7 @@ of a document below, and fails when the cited title is not a title of that
 document, listing FILE:LINE.
 
 Documents (a path before the name is optional: "docs/design/PIPELINE.md"):
-  PIPELINE.md, ARCHITECTURE.md, CLIENT_DEDUP.md, INTERFACES.md (docs/design/),
+  PIPELINE.md, ARCHITECTURE.md, CLIENT_DEDUP.md, INTERFACES.md, SPOOL.md (docs/design/),
   BENCHMARKS.md, BENCHMARKS_RECORDS.md, TESTING.md (docs/).
 
 A document's titles are its markdown headings (any level) and its bold
@@ -74,6 +74,7 @@ DOCS = {
     "ARCHITECTURE.md": "docs/design/ARCHITECTURE.md",
     "CLIENT_DEDUP.md": "docs/design/CLIENT_DEDUP.md",
     "INTERFACES.md": "docs/design/INTERFACES.md",
+    "SPOOL.md": "docs/design/SPOOL.md",
     "BENCHMARKS.md": "docs/BENCHMARKS.md",
     "BENCHMARKS_RECORDS.md": "docs/BENCHMARKS_RECORDS.md",
     "TESTING.md": "docs/TESTING.md",
