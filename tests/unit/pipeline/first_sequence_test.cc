@@ -21,7 +21,7 @@ class FirstSequenceTest : public PipelineFixture {
     submit("t", 0, records);
     poll();
     auto sent = upstream.take_with("t", 0);
-    const SentBatch batch = sent.batches.at(0);
+    SentBatch batch = sent.batches.at(0);
     ScriptedUpstream::answer(sent, [&](const SentBatch&) { return answer; });
     poll();
     return batch;
