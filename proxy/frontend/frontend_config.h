@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <string>
 #include <vector>
-#include <vector>
 
 #include "proxy/frontend/access_rules.h"
 #include "proxy/frontend/client_producers.h"

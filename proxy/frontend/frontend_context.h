@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "proxy/frontend/access_rules.h"
 #include "proxy/base/log_limiter.h"
+#include "proxy/frontend/access_rules.h"
 #include "proxy/frontend/client_producers.h"
 #include "proxy/frontend/deadline_answer_log.h"
 #include "proxy/frontend/flow_control.h"
