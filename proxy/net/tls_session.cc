@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -12,9 +13,9 @@ namespace pp::net {
 
 namespace {
 
-// One TLS record carries at most 16 KiB of plaintext; SSL_read is looped, so
-// this only sets how many records one call may return.
-constexpr std::size_t kReadChunk = 64 * 1024;
+// One TLS record carries at most 16 KiB of plaintext: room for one whole
+// record, so SSL_read never stops inside one for want of space.
+constexpr std::size_t kMinReadRoom = 16 * 1024;
 
 // The oldest error on this thread's OpenSSL queue, in OpenSSL's words, and
 // the queue emptied (it is per thread, and stale entries mislead later calls).
@@ -208,15 +209,23 @@ std::expected<TlsSession::Fed, TlsFailure> TlsSession::feed(ByteView ciphertext)
 
 std::expected<void, TlsFailure> TlsSession::read_all(Fed& fed) {
   // Loop until OpenSSL wants more bytes: one feed may hold many records
-  // (a 1 MiB response is 64 of them), and a record can straddle feeds.
+  // (a 1 MiB response is 64 of them), and a record can straddle feeds. The
+  // plaintext is no longer than the ciphertext waiting, so the buffer is
+  // sized (and zero-filled) once per feed in the common case.
+  std::size_t used = fed.plaintext.size();
+  auto ensure_room = [&] {
+    if (fed.plaintext.size() - used >= kMinReadRoom) return;
+    const std::size_t waiting = BIO_ctrl_pending(SSL_get_rbio(ssl_)) + static_cast<std::size_t>(SSL_pending(ssl_));
+    fed.plaintext.resize(used + std::max(waiting, kMinReadRoom));
+  };
   for (;;) {
-    const std::size_t had = fed.plaintext.size();
-    fed.plaintext.resize(had + kReadChunk);
+    ensure_room();
     std::size_t got = 0;
     ERR_clear_error();
-    const int r = SSL_read_ex(ssl_, fed.plaintext.data() + had, kReadChunk, &got);
-    fed.plaintext.resize(had + got);
+    const int r = SSL_read_ex(ssl_, fed.plaintext.data() + used, fed.plaintext.size() - used, &got);
+    used += got;
     if (r == 1) continue;
+    fed.plaintext.resize(used);
     const int e = SSL_get_error(ssl_, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return {};
     if (e == SSL_ERROR_ZERO_RETURN) {
