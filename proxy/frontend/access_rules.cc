@@ -10,11 +10,6 @@
 
 namespace pp {
 
-bool topic_matches(std::string_view pattern, std::string_view topic) {
-  if (!pattern.empty() && pattern.back() == '*') return topic.starts_with(pattern.substr(0, pattern.size() - 1));
-  return pattern == topic;
-}
-
 bool peer_is_loopback(std::string_view peer_name) {
   std::string_view host = peer_name;
   if (host.starts_with('[')) {
@@ -29,31 +24,6 @@ bool peer_is_loopback(std::string_view peer_name) {
   if (std::memcmp(bytes.data(), &in6addr_loopback, sizeof(in6_addr)) == 0) return true;
   static constexpr std::array<unsigned char, 12> kV4Mapped{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   return std::memcmp(bytes.data(), kV4Mapped.data(), kV4Mapped.size()) == 0 && bytes[12] == 127;
-}
-
-bool Access::may_write(std::string_view topic) const {
-  switch (kind_) {
-    case Kind::kUnrestricted:
-      return true;
-    case Kind::kDenied:
-      return false;
-    case Kind::kGranted:
-      return std::any_of(grant_->topics.begin(), grant_->topics.end(),
-                         [topic](const std::string& pattern) { return topic_matches(pattern, topic); });
-  }
-  return false;
-}
-
-bool Access::may_idempotent_write() const {
-  switch (kind_) {
-    case Kind::kUnrestricted:
-      return true;
-    case Kind::kDenied:
-      return false;
-    case Kind::kGranted:
-      return grant_->idempotent_write && !grant_->topics.empty();
-  }
-  return false;
 }
 
 const PrincipalGrant* AccessRules::find(std::string_view name) const {
