@@ -1,9 +1,11 @@
-// The one memory budget (producer.buffer_memory_bytes) that everything the
-// proxy holds for its clients and the upstream is charged against: request
-// frames from their size prefix until the last run pinning them completes,
-// the records decoded from them, built upstream batches, queued responses and
-// the idempotent clients' dedup state ("Bounded everything", ARCHITECTURE.md,
-// rules of the house).
+// A memory budget: a limit, and a ledger of what is charged against it by
+// use. Which uses there are is its owner's to say: the owner names them in an
+// enum and declares each one's name and role in a table (MemoryUseInfo) that
+// instantiates BasicMemoryBudget; this header knows only the roles the
+// ledger acts on. The proxy's one budget (producer.buffer_memory_bytes) and
+// its uses are declared where the pipeline creates it, in
+// proxy/pipeline/memory_uses.h ("Bounded everything", ARCHITECTURE.md, rules
+// of the house).
 // Holders keep a Charge; it is released when the Charge goes away, so memory
 // freed on any path (a completion, a closed connection, shutdown) is returned.
 //
@@ -23,42 +25,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string_view>
 #include <utility>
 
 namespace pp {
 
-enum class MemoryUse : std::uint8_t {
-  kRequestFrames,    // client request bytes, partial ones at their announced size
-  kDecodedRecords,   // decompressed bytes, record and header views of queued runs
-  kUpstreamBatches,  // encoded batches awaiting their acknowledgement
-  kResponses,        // answers not yet written to the client's socket
-  kClientProducers,  // idempotent clients' dedup state
-  kSequenceMemos,    // what retired partitions keep of their sequences (idle retirement, PIPELINE.md)
-  kTlsHandshakes,    // client connections in their TLS handshake, a fixed estimate each
+// What the ledger does with a use's bytes.
+enum class MemoryRole : std::uint8_t {
+  kHeld,           // held until its holder lets it go
+  kRequestFrames,  // client requests not decoded yet: held for requests
+  kDraining,       // given back on its own as the owner's work completes: held for
+                   // requests, and what a request that does not fit may wait for
 };
-inline constexpr std::size_t kMemoryUseCount = 7;
 
-constexpr std::string_view to_string(MemoryUse use) {
-  switch (use) {
-    case MemoryUse::kRequestFrames:
-      return "request_frames";
-    case MemoryUse::kDecodedRecords:
-      return "decoded_records";
-    case MemoryUse::kUpstreamBatches:
-      return "upstream_batches";
-    case MemoryUse::kResponses:
-      return "responses";
-    case MemoryUse::kClientProducers:
-      return "client_producers";
-    case MemoryUse::kSequenceMemos:
-      return "sequence_memos";
-    case MemoryUse::kTlsHandshakes:
-      return "tls_handshakes";
-  }
-  return "unknown";
-}
+// One use of a budget, as its owner declares it.
+struct MemoryUseInfo {
+  std::string_view name;  // a metric label
+  MemoryRole role = MemoryRole::kHeld;
+};
 
 // What is charged on behalf of one client connection. Counts bytes only; the
 // budget's ledger holds the same bytes (or, for an account-only charge, the
@@ -89,11 +75,16 @@ class MemoryAccount {
   std::function<void()> on_holding_;
 };
 
-class MemoryBudget {
+// `Use`: the owner's enum of uses, 0 to N-1; `kUses`: its table of N
+// MemoryUseInfo, indexed by them.
+template <class Use, const auto& kUses>
+class BasicMemoryBudget {
+  static constexpr std::size_t kUseCount = std::size(kUses);
+
   struct Ledger {
     std::size_t limit = 0;
     std::size_t used = 0;
-    std::array<std::size_t, kMemoryUseCount> by_use{};
+    std::array<std::size_t, kUseCount> by_use{};
     bool was_over = false;
     // Fired once usage is back at the low-water mark (nine tenths of the
     // limit) after having been at or over the limit. May run inside any
@@ -110,15 +101,22 @@ class MemoryBudget {
     // Room held back from new frames for parked requests (RoomReservation).
     std::size_t reserved = 0;
 
-    std::size_t of(MemoryUse use) const { return by_use[static_cast<std::size_t>(use)]; }
-    std::size_t draining() const { return of(MemoryUse::kDecodedRecords) + of(MemoryUse::kUpstreamBatches); }
+    std::size_t of(Use use) const { return by_use[static_cast<std::size_t>(use)]; }
+    // The sum over the uses of `kRole`, chosen at compile time.
+    template <MemoryRole kRole>
+    std::size_t of_role() const {
+      return [this]<std::size_t... kI>(std::index_sequence<kI...>) {
+        return ((kUses[kI].role == kRole ? by_use[kI] : std::size_t{0}) + ... + std::size_t{0});
+      }(std::make_index_sequence<kUseCount>{});
+    }
+    std::size_t draining() const { return of_role<MemoryRole::kDraining>(); }
 
-    void add(MemoryUse use, std::size_t n) {
+    void add(Use use, std::size_t n) {
       used += n;
       by_use[static_cast<std::size_t>(use)] += n;
       if (used >= limit) was_over = true;
     }
-    void remove(MemoryUse use, std::size_t n) {
+    void remove(Use use, std::size_t n) {
       used -= n;
       by_use[static_cast<std::size_t>(use)] -= n;
       if (was_over && used <= limit / 10 * 9) {
@@ -144,7 +142,7 @@ class MemoryBudget {
     // Counts into `account` only: bytes the pipeline charges to the budget
     // itself (a run's decoded records) but that a connection holds.
     static Charge account_only(std::shared_ptr<MemoryAccount> account, std::size_t bytes) {
-      Charge c(nullptr, std::move(account), MemoryUse::kDecodedRecords);
+      Charge c(nullptr, std::move(account), Use{});
       c.set(bytes);
       return c;
     }
@@ -192,28 +190,28 @@ class MemoryBudget {
     std::size_t bytes() const { return bytes_; }
 
    private:
-    friend class MemoryBudget;
-    Charge(std::shared_ptr<Ledger> ledger, std::shared_ptr<MemoryAccount> account, MemoryUse use)
+    friend class BasicMemoryBudget;
+    Charge(std::shared_ptr<Ledger> ledger, std::shared_ptr<MemoryAccount> account, Use use)
         : ledger_(std::move(ledger)), account_(std::move(account)), use_(use) {}
     // Static, on the caller's local copies: a listener may destroy this Charge. The
     // account first, so whoever the budget's listener resumes sees this
     // connection's account already lighter.
-    static void release(const std::shared_ptr<Ledger>& ledger, const std::shared_ptr<MemoryAccount>& account,
-                        MemoryUse use, std::size_t bytes) {
+    static void release(const std::shared_ptr<Ledger>& ledger, const std::shared_ptr<MemoryAccount>& account, Use use,
+                        std::size_t bytes) {
       if (bytes == 0) return;
       if (account) account->remove(bytes);
       if (ledger) ledger->remove(use, bytes);
     }
     std::shared_ptr<Ledger> ledger_;
     std::shared_ptr<MemoryAccount> account_;
-    MemoryUse use_ = MemoryUse::kRequestFrames;
+    Use use_{};
     std::size_t bytes_ = 0;
   };
 
-  explicit MemoryBudget(std::size_t limit) : ledger_(std::make_shared<Ledger>()) { ledger_->limit = limit; }
+  explicit BasicMemoryBudget(std::size_t limit) : ledger_(std::make_shared<Ledger>()) { ledger_->limit = limit; }
 
   // `account` (may be null): the connection this is held for.
-  Charge charge(MemoryUse use, std::size_t bytes, std::shared_ptr<MemoryAccount> account = nullptr) {
+  Charge charge(Use use, std::size_t bytes, std::shared_ptr<MemoryAccount> account = nullptr) {
     Charge c(ledger_, std::move(account), use);
     c.set(bytes);
     return c;
@@ -221,17 +219,20 @@ class MemoryBudget {
 
   bool over() const { return ledger_->used >= ledger_->limit; }
   std::size_t used() const { return ledger_->used; }
-  std::size_t used(MemoryUse use) const { return ledger_->of(use); }
+  std::size_t used(Use use) const { return ledger_->of(use); }
+  static constexpr std::size_t use_count() { return kUseCount; }
+  static constexpr const MemoryUseInfo& info(Use use) { return kUses[static_cast<std::size_t>(use)]; }
   std::size_t room() const { return ledger_->used < ledger_->limit ? ledger_->limit - ledger_->used : 0; }
-  // What the pipeline gives back on its own, as its runs complete (or time
-  // out): while there is some, a request that does not fit can wait for it.
+  // What the owner gives back on its own (the kDraining uses), as its work
+  // completes or times out: while there is some, a request that does not fit
+  // can wait for it.
   std::size_t draining() const { return ledger_->draining(); }
   // A new frame of `bytes` fits whole, beside the room reserved for parked
   // requests. One that cannot fit even then is taken when nothing else is
   // held for requests, so it is never stuck.
   bool admits(std::size_t bytes) const {
     if (over()) return false;
-    const std::size_t held_for_requests = draining() + used(MemoryUse::kRequestFrames);
+    const std::size_t held_for_requests = draining() + ledger_->template of_role<MemoryRole::kRequestFrames>();
     return (bytes <= room() && ledger_->reserved <= room() - bytes) || held_for_requests == 0;
   }
 
@@ -265,7 +266,7 @@ class MemoryBudget {
     }
 
    private:
-    friend class MemoryBudget;
+    friend class BasicMemoryBudget;
     RoomReservation(std::shared_ptr<Ledger> ledger, std::size_t bytes) : ledger_(std::move(ledger)), bytes_(bytes) {
       ledger_->reserved += bytes_;
     }
@@ -290,7 +291,5 @@ class MemoryBudget {
  private:
   std::shared_ptr<Ledger> ledger_;
 };
-
-using MemoryCharge = MemoryBudget::Charge;
 
 }  // namespace pp

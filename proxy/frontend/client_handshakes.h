@@ -25,11 +25,11 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "proxy/base/memory_budget.h"
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/principal.h"
 #include "proxy/net/accepted_connection.h"
 #include "proxy/net/tls_session.h"
+#include "proxy/pipeline/memory_uses.h"
 
 namespace pp {
 

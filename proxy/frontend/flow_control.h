@@ -27,10 +27,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "proxy/base/memory_budget.h"
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/net/deferred.h"
 #include "proxy/net/tcp.h"
+#include "proxy/pipeline/memory_uses.h"
 
 namespace pp {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "proxy/base/memory_budget.h"
+#include "proxy/pipeline/memory_uses.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
 #include "proxy/pipeline/pipeline_observer.h"

@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "proxy/base/memory_budget.h"
 #include "proxy/pipeline/epoch_bumper.h"
+#include "proxy/pipeline/memory_uses.h"
 #include "proxy/pipeline/partition_map.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/producer_identity.h"

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "proxy/base/bytes.h"
-#include "proxy/base/memory_budget.h"
 #include "proxy/base/wire_frame.h"
+#include "proxy/pipeline/memory_uses.h"
 #include "proxy/pipeline/record_run.h"
 #include "proxy/pipeline/topic_partition.h"
 #include "proxy/protocol/types.h"

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "proxy/base/memory_budget.h"
+#include "proxy/pipeline/memory_uses.h"
 #include "proxy/pipeline/record_run.h"
 
 namespace pp {

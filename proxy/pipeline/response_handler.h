@@ -15,11 +15,11 @@
 #include <memory>
 #include <vector>
 
-#include "proxy/base/memory_budget.h"
 #include "proxy/pipeline/accumulator.h"
 #include "proxy/pipeline/batch_completion.h"
 #include "proxy/pipeline/clock.h"
 #include "proxy/pipeline/epoch_bumper.h"
+#include "proxy/pipeline/memory_uses.h"
 #include "proxy/pipeline/partition_map.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"

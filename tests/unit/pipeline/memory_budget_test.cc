@@ -1,10 +1,9 @@
 // The one memory budget (issue 14): charges, the low-water listener, and the
 // pipeline's share of it (runs until they finish, built batches until they
 // are acknowledged).
-#include "proxy/base/memory_budget.h"
-
 #include <gtest/gtest.h>
 
+#include "proxy/pipeline/memory_uses.h"
 #include "proxy/records/record_batch.h"
 #include "tests/unit/pipeline/pipeline_fixture.h"
 
