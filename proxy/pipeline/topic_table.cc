@@ -16,7 +16,10 @@ bool stale(const PartitionLeadership& old, const PartitionLeadership& now) {
 }  // namespace
 
 void TopicTable::forget(std::string_view name) {
-  if (auto it = topics_.find(name); it != topics_.end()) topics_.erase(it);
+  if (auto it = topics_.find(name); it != topics_.end()) {
+    names_by_id_.erase(it->second.topic_id);
+    topics_.erase(it);
+  }
 }
 
 TopicChanges TopicTable::apply(const std::string& name, const TopicLeadership& reported) {
@@ -40,6 +43,8 @@ TopicChanges TopicTable::apply(const std::string& name, const TopicLeadership& r
                                         known.leader_epoch, now.partitions[i].leader_epoch});
     }
   }
+  if (old && old->topic_id != now.topic_id) names_by_id_.erase(old->topic_id);
+  if (!now.topic_id.is_zero()) names_by_id_.insert_or_assign(now.topic_id, name);
   topics_.insert_or_assign(name, std::move(now));
   return changes;
 }
@@ -73,6 +78,13 @@ const PartitionLeadership* TopicTable::partition(const TopicPartition& tp) const
 Uuid TopicTable::topic_id(std::string_view name) const {
   const TopicLeadership* t = find(name);
   return t ? t->topic_id : Uuid{};
+}
+
+std::optional<std::string> TopicTable::name_of(const Uuid& id) const {
+  if (id.is_zero()) return std::nullopt;
+  auto found = names_by_id_.find(id);
+  if (found == names_by_id_.end()) return std::nullopt;
+  return found->second;
 }
 
 std::set<std::int32_t> TopicTable::leader_nodes() const {

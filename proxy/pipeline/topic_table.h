@@ -15,6 +15,8 @@
 //   Java does, so a later id change is still seen.
 // - A leader hint is taken only with a leader id and epoch >= 0 and an epoch
 //   newer than the one known (Metadata.updatePartitionLeadership).
+// - Each non-zero id names one topic (name_of): a topic re-created or
+//   forgotten takes its old id with it.
 #pragma once
 
 #include <cstdint>
@@ -58,11 +60,15 @@ class TopicTable {
   const PartitionLeadership* partition(const TopicPartition& tp) const;
   // Zero when unknown: a Produce naming the topic then goes out below v13.
   Uuid topic_id(std::string_view name) const;
+  // The topic known by `id`, or nullopt (also for the zero id): how a client's
+  // Produce v13+ (KIP-516), which names topics by id only, finds its topic.
+  std::optional<std::string> name_of(const Uuid& id) const;
   // The brokers leading any partition of any topic known.
   std::set<std::int32_t> leader_nodes() const;
 
  private:
   std::map<std::string, TopicLeadership, std::less<>> topics_;
+  std::map<Uuid, std::string> names_by_id_;  // every non-zero topic_id of topics_
 };
 
 }  // namespace pp

@@ -193,6 +193,18 @@ std::optional<std::int16_t> Upstream::negotiated_version(std::int32_t node, ApiK
   return c->versions().version(key);
 }
 
+std::optional<std::int16_t> Upstream::highest_negotiated_version(ApiKey key) const {
+  std::optional<std::int16_t> highest;
+  auto consider = [&](const BrokerConnection& c) {
+    if (!c.ready()) return;
+    const auto v = c.versions().version(key);
+    if (v && (!highest || *v > *highest)) highest = v;
+  };
+  for (const auto& [id, c] : connections_) consider(*c);
+  for (const auto& c : bootstrap_) consider(*c);
+  return highest;
+}
+
 void Upstream::reset_connection(std::int32_t node) {
   if (BrokerConnection* c = find_connection(node)) c->reset("reset by the pipeline");
 }

@@ -129,6 +129,9 @@ class Upstream final : public UpstreamPort, private TopicLimitFetcher::Brokers {
   bool has_metadata() const { return metadata_responses_ > 0; }
   std::vector<BrokerStatus> broker_status() const;
   std::optional<std::int16_t> negotiated_version(std::int32_t node, ApiKey key) const;
+  // The highest version of `key` negotiated with any broker connected now,
+  // bootstrap connections included; nullopt while none is (or none serves it).
+  std::optional<std::int16_t> highest_negotiated_version(ApiKey key) const;
   std::uint64_t metadata_requests_sent() const { return metadata_requests_sent_; }
   const std::set<std::string>& topics_in_use() const { return topics_; }
   // 0 while not known.

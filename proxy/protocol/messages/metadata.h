@@ -15,6 +15,8 @@
 namespace pp {
 
 inline constexpr std::int32_t kAuthorizedOperationsOmitted = INT32_MIN;
+// The first version whose topics carry their ids (KIP-516).
+inline constexpr std::int16_t kMetadataTopicIdVersion = 10;
 
 struct MetadataRequestTopic {
   Uuid topic_id;                    // v10+
@@ -25,8 +27,8 @@ struct MetadataRequestTopic {
   static constexpr auto fields() {
     using S = MetadataRequestTopic;
     return std::tuple{
-        field("topic_id", &S::topic_id, since(10)),
-        field("name", &S::name, kAll).nullable_in(since(10)),
+        field("topic_id", &S::topic_id, since(kMetadataTopicIdVersion)),
+        field("name", &S::name, kAll).nullable_in(since(kMetadataTopicIdVersion)),
     };
   }
 };
@@ -114,7 +116,7 @@ struct MetadataResponseTopic {
     return std::tuple{
         field("error_code", &S::error_code, kAll),
         field("name", &S::name, kAll).nullable_in(since(12)),
-        field("topic_id", &S::topic_id, since(10)),
+        field("topic_id", &S::topic_id, since(kMetadataTopicIdVersion)),
         field("is_internal", &S::is_internal, since(1)),
         field("partitions", &S::partitions, kAll),
         field("topic_authorized_operations", &S::topic_authorized_operations, since(8)),

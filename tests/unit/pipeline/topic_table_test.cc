@@ -98,6 +98,26 @@ TEST(TopicTable, ReportWithoutTopicIdKeepsTheKnownOne) {
   EXPECT_EQ(m.topic_id("t"), id_of(7));
 }
 
+// Produce v13 from clients names topics by id: each id finds its topic, an
+// id a re-created or forgotten topic had finds nothing, and zero is no id.
+TEST(TopicTable, EachIdNamesItsTopicUntilTheTopicIsRecreatedOrForgotten) {
+  TopicTable m;
+  m.apply("a", report({{1, 0}}, id_of(1)));
+  m.apply("b", report({{1, 0}}, id_of(2)));
+  m.apply("old", report({{1, 0}}));
+  EXPECT_EQ(m.name_of(id_of(1)), "a");
+  EXPECT_EQ(m.name_of(id_of(2)), "b");
+  EXPECT_EQ(m.name_of(Uuid{}), std::nullopt) << "a topic reported without an id has none";
+  m.apply("a", report({{1, 0}}));  // an older broker answered: the id stays
+  EXPECT_EQ(m.name_of(id_of(1)), "a");
+  m.apply("a", report({{1, 0}}, id_of(3)));  // re-created
+  EXPECT_EQ(m.name_of(id_of(1)), std::nullopt);
+  EXPECT_EQ(m.name_of(id_of(3)), "a");
+  m.forget("b");
+  EXPECT_EQ(m.name_of(id_of(2)), std::nullopt);
+  EXPECT_EQ(m.name_of(id_of(9)), std::nullopt);
+}
+
 TEST(TopicTable, TopicInErrorHasNoPartitions) {
   TopicTable m;
   TopicLeadership gone;
