@@ -1,0 +1,147 @@
+// AcceptedConnection on a real loop over loopback: a TLS client (TlsSession
+// over a TcpConnection) handshakes with the server side, its first request
+// sent right behind its Finished reaches the session only once it reads,
+// on a later turn, and the answer comes back encrypted; a plaintext client on
+// a TLS listener and a TLS client on a plaintext one are each told apart.
+#include "proxy/net/accepted_connection.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proxy/net/timer.h"
+#include "tests/support/test_pki.h"
+#include "tests/unit/net/loop_test.h"
+
+namespace pp::net {
+namespace {
+
+Bytes text(const std::string& s) {
+  return Bytes(s.begin(), s.end());
+}
+
+class AcceptedConnectionTest : public LoopTest {
+ protected:
+  // Runs the loop until `done` or 5 s.
+  template <class Done>
+  void run_until(Done done) {
+    Timer guard(&loop_);
+    bool timed_out = false;
+    guard.start(5000, 0, [&] { timed_out = true; });
+    while (!done() && !timed_out && uv_run(&loop_, UV_RUN_ONCE) != 0) {
+    }
+    EXPECT_FALSE(timed_out) << "timed out";
+  }
+
+  test::TestPki pki_;
+};
+
+TEST_F(AcceptedConnectionTest, TlsHandshakeThenEarlyRequestThenAnswer) {
+  auto server_ctx = TlsContext::server(
+      TlsServerFiles{pki_.broker.cert, pki_.broker.key, pki_.ca_file, ClientCertificates::kRequired});
+  ASSERT_TRUE(server_ctx.has_value()) << server_ctx.error();
+  std::vector<AcceptedConnection> accepted;
+  std::optional<std::optional<TlsFailure>> outcome;
+  Bytes server_got;
+  auto listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
+    accepted.push_back(
+        AcceptedConnection::tls(std::move(c), *server_ctx, [&](const std::optional<TlsFailure>& f) { outcome = f; }));
+  });
+  ASSERT_TRUE(listener.has_value());
+
+  auto client_ctx = TlsContext::client(TlsFiles{pki_.ca_file, pki_.client.cert, pki_.client.key});
+  ASSERT_TRUE(client_ctx.has_value()) << client_ctx.error();
+  TlsSession client_tls(*client_ctx, TlsSession::Role::kClient, "localhost", true);
+  Bytes client_got;
+  TcpConnection client = TcpConnection::connect(&loop_, {"127.0.0.1", listener->port()}, [&](int status) {
+    ASSERT_EQ(status, 0);
+    client.set_callbacks(
+        [&](ByteView d) {
+          auto fed = client_tls.feed(d);
+          ASSERT_TRUE(fed.has_value()) << fed.error().reason;
+          client_got.insert(client_got.end(), fed->plaintext.begin(), fed->plaintext.end());
+          if (Bytes out = client_tls.take_output(); !out.empty()) client.write(std::move(out));
+        },
+        [](int) {});
+    client.start_reading();
+    ASSERT_TRUE(client_tls.start().has_value());
+    // Queued now, sent encrypted right behind the client's Finished.
+    ASSERT_TRUE(client_tls.write(text("request")).has_value());
+    client.write(client_tls.take_output());
+  });
+  run_until([&] { return outcome.has_value(); });
+  ASSERT_TRUE(outcome.has_value());
+  ASSERT_FALSE(*outcome) << (*outcome)->reason;
+  AcceptedConnection& server = accepted.front();
+  EXPECT_TRUE(server.tls());
+  EXPECT_EQ(server.peer_common_name(), std::optional<std::string>("produce-proxy client"));
+  EXPECT_EQ(server.protocol(), "TLSv1.3");
+
+  // The session sets its callbacks, then reads: the early request arrives
+  // on a later turn, not inside start_reading().
+  server.set_callbacks([&](ByteView d) { server_got.insert(server_got.end(), d.begin(), d.end()); }, [](int) {});
+  server.start_reading();
+  EXPECT_TRUE(server_got.empty());
+  run_until([&] { return server_got.size() >= 7; });
+  EXPECT_EQ(server_got, text("request"));
+
+  server.write(text("answer"));
+  run_until([&] { return client_got.size() >= 6; });
+  EXPECT_EQ(client_got, text("answer"));
+
+  client.close();
+  accepted.clear();
+  listener->close();
+}
+
+TEST_F(AcceptedConnectionTest, PlaintextOnATlsListenerAndTlsOnAPlaintextOne) {
+  auto server_ctx =
+      TlsContext::server(TlsServerFiles{pki_.broker.cert, pki_.broker.key, "", ClientCertificates::kNone});
+  ASSERT_TRUE(server_ctx.has_value()) << server_ctx.error();
+  std::vector<AcceptedConnection> accepted;
+  std::optional<std::optional<TlsFailure>> tls_outcome;
+  bool tls_attempt = false;
+  int plain_closed = 1;
+  auto tls_listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
+    accepted.push_back(AcceptedConnection::tls(std::move(c), *server_ctx,
+                                               [&](const std::optional<TlsFailure>& f) { tls_outcome = f; }));
+  });
+  auto plain_listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
+    accepted.push_back(AcceptedConnection::plaintext(std::move(c), [&] { tls_attempt = true; }));
+    accepted.back().set_callbacks([](ByteView) { ADD_FAILURE() << "TLS bytes reached the session"; },
+                                  [&](int status) { plain_closed = status; });
+    accepted.back().start_reading();
+  });
+  ASSERT_TRUE(tls_listener.has_value() && plain_listener.has_value());
+
+  // A Kafka request (size prefix 0x00...) to the TLS port.
+  TcpConnection kafka_client = TcpConnection::connect(&loop_, {"127.0.0.1", tls_listener->port()}, [&](int status) {
+    ASSERT_EQ(status, 0);
+    kafka_client.write(Bytes{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0, 0});
+  });
+  // A ClientHello to the plaintext port.
+  auto client_ctx = TlsContext::client(TlsFiles{pki_.ca_file, "", ""});
+  ASSERT_TRUE(client_ctx.has_value());
+  TlsSession hello(*client_ctx, TlsSession::Role::kClient, "localhost", true);
+  TcpConnection tls_client = TcpConnection::connect(&loop_, {"127.0.0.1", plain_listener->port()}, [&](int status) {
+    ASSERT_EQ(status, 0);
+    ASSERT_TRUE(hello.start().has_value());
+    tls_client.write(hello.take_output());
+  });
+  run_until([&] { return tls_outcome.has_value() && tls_attempt; });
+  ASSERT_TRUE(tls_outcome.has_value() && tls_outcome->has_value());
+  EXPECT_EQ((*tls_outcome)->kind, TlsFailureKind::kNotTls);
+  EXPECT_TRUE(tls_attempt);
+  EXPECT_EQ(plain_closed, UV_EPROTO);
+
+  kafka_client.close();
+  tls_client.close();
+  accepted.clear();
+  tls_listener->close();
+  plain_listener->close();
+}
+
+}  // namespace
+}  // namespace pp::net
