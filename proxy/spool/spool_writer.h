@@ -89,6 +89,11 @@ class SpoolWriter {
   // Bytes on disk plus bytes queued or being written.
   std::size_t bytes_used() const;
   std::uint64_t active_segment() const { return segment_; }
+  // The file of segment `id` (for read_entry), or nullptr once deleted.
+  const std::string* segment_path(std::uint64_t id) const {
+    const auto it = paths_.find(id);
+    return it == paths_.end() ? nullptr : &it->second;
+  }
 
   // A commit's file work, run on the threadpool. Visible for the
   // implementation's callbacks.

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include "proxy/spool/entry_reader.h"
 #include "tests/unit/spool/spool_test_support.h"
 
 namespace pp::spool {
@@ -181,6 +183,38 @@ TEST(SpoolWriter, ASupersedingBatchReplacesTheOldOneAndAFailedRunIsNotReplayed) 
   EXPECT_EQ(batches[0].id, h.result(s2).id);
   EXPECT_EQ(batches[0].batch.producer_epoch, 1);
   EXPECT_TRUE(recovered->index.unsequenced_records().empty());
+}
+
+TEST(SpoolWriter, AnOwedRecordsEntryReadsBackAsWrittenAndNeverOnceChanged) {
+  TempDir dir;
+  const Bytes batch = make_batch(3, 100, 'r');
+  {
+    WriterHarness h(dir.path());
+    h.append(records_entry(batch, 3, "orders", 5));
+    h.run();
+  }
+  const auto recovered = SpoolRecovery(dir.path(), SpoolRecovery::Mode::kReadOnly).run();
+  ASSERT_TRUE(recovered);
+  const auto owed = recovered->index.unsequenced_records();
+  ASSERT_EQ(owed.size(), 1U);
+  const std::string& path = recovered->paths.at(owed[0].location.segment);
+  const auto loaded = read_entry(path, owed[0].location, owed[0].id);
+  ASSERT_TRUE(loaded) << loaded.error();
+  const auto& records = std::get<RecordsEntry>(loaded->entry.body);
+  EXPECT_EQ(records.topic, "orders");
+  EXPECT_EQ(records.partition, 5);
+  EXPECT_TRUE(bytes_equal(records.batch, batch));
+  EXPECT_FALSE(read_entry(path, owed[0].location, owed[0].id + 1)) << "another id is not this entry";
+
+  // A byte of the batch changed on disk after recovery: refused, not delivered.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(owed[0].location.offset + owed[0].location.size - 10));
+    f.put('X');
+  }
+  const auto changed = read_entry(path, owed[0].location, owed[0].id);
+  ASSERT_FALSE(changed);
+  EXPECT_NE(changed.error().find("checksum"), std::string::npos) << changed.error();
 }
 
 }  // namespace

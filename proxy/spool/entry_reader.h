@@ -1,0 +1,31 @@
+// Reads one entry back from its segment for replay (docs/design/SPOOL.md,
+// "What recovery yields"): the index keeps where each owed entry lies, never
+// its record bytes, so a replay reads each records entry when it sends it.
+// The bytes are checked again (size, CRC-32C, decoding, the id expected):
+// a disk that changed them since recovery yields an error, never records.
+//
+// Blocking pread: call it on libuv's threadpool (uv_queue_work) or before
+// the loop serves, never on a serving loop thread. Any thread.
+#pragma once
+
+#include <expected>
+#include <string>
+
+#include "proxy/base/bytes.h"
+#include "proxy/spool/spool_entry.h"
+#include "proxy/spool/spool_index.h"
+
+namespace pp::spool {
+
+// An entry and the bytes it was decoded from; a RecordsEntry's batch
+// borrows `bytes`, so keep them together (moving keeps the view valid).
+struct LoadedEntry {
+  Bytes bytes;
+  Entry entry;
+};
+
+// The entry `expected_id` at `location` of the segment file `path`, or why not.
+std::expected<LoadedEntry, std::string> read_entry(const std::string& path, const EntryLocation& location,
+                                                   EntryId expected_id);
+
+}  // namespace pp::spool
