@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "proxy/frontend/produce_conversion.h"
+#include "proxy/protocol/messages/metadata.h"
 
 namespace pp {
 
@@ -55,6 +56,14 @@ TopicAdmission FollowedTopics::admit_topic(std::string_view name) {
   return {ErrorCode::kPolicyViolation,
           "the proxy already follows " + std::to_string(in_use.size()) +
               " topics, upstream.max_topics; idle ones are forgotten after upstream.metadata_max_idle_ms"};
+}
+
+bool FollowedTopics::offers_topic_ids() const {
+  const auto produce = upstream_.highest_negotiated_version(ApiKey::kProduce);
+  const auto metadata = upstream_.highest_negotiated_version(ApiKey::kMetadata);
+  if (!produce || !metadata) return offers_topic_ids_;
+  offers_topic_ids_ = *produce >= kProduceTopicIdVersion && *metadata >= kMetadataTopicIdVersion;
+  return offers_topic_ids_;
 }
 
 void FollowedTopics::describe(std::optional<std::vector<std::string>> topics, bool allow_auto_topic_creation,

@@ -70,6 +70,10 @@ class FollowedTopics final : public TopicDirectory {
   }
   void describe(std::optional<std::vector<std::string>> topics, bool allow_auto_topic_creation,
                 std::function<void(std::vector<TopicDescription>)> done) override;
+  std::optional<std::string> topic_name(const Uuid& id) const override { return producer_.topics().name_of(id); }
+  // From the brokers connected now: one that serves Produce v13+ and Metadata
+  // v10+ decides yes. With none connected, the last answer stands.
+  bool offers_topic_ids() const override;
 
  private:
   struct Waiter {
@@ -108,6 +112,7 @@ class FollowedTopics final : public TopicDirectory {
   // When a client last asked about each topic in use (Metadata).
   std::unordered_map<std::string, std::int64_t> last_asked_ms_;
   LogLimiter refused_log_{std::chrono::seconds(10)};
+  mutable bool offers_topic_ids_ = false;  // offers_topic_ids()'s last answer with a broker connected
 };
 
 }  // namespace pp

@@ -36,7 +36,7 @@ std::optional<Versions> served_versions(ApiKey key) {
   return v;
 }
 
-std::vector<ApiVersionRange> advertised_api_ranges() {
+std::vector<ApiVersionRange> advertised_api_ranges(bool offer_topic_ids) {
   std::vector<ApiVersionRange> out;
   auto add = [&out](ApiKey key, Versions v) {
     ApiVersionRange& r = out.emplace_back();
@@ -45,7 +45,12 @@ std::vector<ApiVersionRange> advertised_api_ranges() {
     r.max_version = v.max;
   };
   for (const ApiSpec& spec : described_apis()) {
-    if (auto v = served_versions(spec.key)) add(spec.key, *v);
+    auto v = served_versions(spec.key);
+    if (!v) continue;
+    if (spec.key == ApiKey::kProduce && !offer_topic_ids) {
+      v->max = std::min(v->max, kFrontendMaxProduceVersionByName);
+    }
+    add(spec.key, *v);
   }
   // Listed for librdkafka's feature detection only (see the header).
   if (const ApiSpec* fetch = find_api(ApiKey::kFetch)) {
@@ -56,9 +61,9 @@ std::vector<ApiVersionRange> advertised_api_ranges() {
   return out;
 }
 
-Bytes answer_api_versions(std::int32_t correlation_id, std::int16_t request_version) {
+Bytes answer_api_versions(std::int32_t correlation_id, std::int16_t request_version, bool offer_topic_ids) {
   ApiVersionsResponse response;
-  response.api_keys = advertised_api_ranges();
+  response.api_keys = advertised_api_ranges(offer_topic_ids);
   const auto served = served_versions(ApiKey::kApiVersions);
   if (!served || !served->contains(request_version)) {
     response.error_code = ErrorCode::kUnsupportedVersion;

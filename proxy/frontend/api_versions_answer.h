@@ -11,14 +11,19 @@
 #include "proxy/base/bytes.h"
 #include "proxy/protocol/api_key.h"
 #include "proxy/protocol/messages/api_versions.h"
+#include "proxy/protocol/messages/produce.h"
 #include "proxy/protocol/schema.h"
 
 namespace pp {
 
-// The highest Produce version the front end decodes. v13 names topics by id
-// (KIP-516), which the proxy can't map to upstream names yet; v9-v12 requests
-// differ from v9 only in what the broker may answer.
-inline constexpr std::int16_t kFrontendMaxProduceVersion = 12;
+// The highest Produce version the front end serves. v13 names topics by id
+// (KIP-516), which it maps to the upstream's names (TopicDirectory::
+// topic_name); v9-v12 requests differ from v9 only in what the broker may
+// answer. v14 (KIP-1269) is between the proxy and its upstream only.
+inline constexpr std::int16_t kFrontendMaxProduceVersion = kProduceTopicIdVersion;
+// The highest Produce version ApiVersions lists while the upstream offers no
+// topic ids (TopicDirectory::offers_topic_ids): clients keep naming topics.
+inline constexpr std::int16_t kFrontendMaxProduceVersionByName = kProduceTopicIdVersion - 1;
 
 // The versions the front end serves for `key`, or nullopt when it serves none
 // (every other API gets the protocol's error answer or a close).
@@ -34,13 +39,16 @@ std::optional<Versions> served_versions(ApiKey key);
 // a default kcat falls back to magic 0 in Produce v7 and drops headers,
 // zstd and lz4. A client that does send Fetch gets the protocol's error
 // answer (v7+) or a close with a log line; FindCoordinator closes.
-std::vector<ApiVersionRange> advertised_api_ranges();
+// Produce is listed up to kFrontendMaxProduceVersion with
+// `offer_topic_ids`, else up to kFrontendMaxProduceVersionByName; a v13
+// request is served either way.
+std::vector<ApiVersionRange> advertised_api_ranges(bool offer_topic_ids);
 
 // The whole response frame for an ApiVersions request (advertised_api_ranges).
 // A version outside our
 // range gets UNSUPPORTED_VERSION in the v0 layout with our ranges, so the
 // client can retry at a version we list (KIP-511; Kafka's
 // ApiVersionsRequest.getErrorResponse).
-Bytes answer_api_versions(std::int32_t correlation_id, std::int16_t request_version);
+Bytes answer_api_versions(std::int32_t correlation_id, std::int16_t request_version, bool offer_topic_ids);
 
 }  // namespace pp

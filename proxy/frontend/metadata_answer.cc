@@ -72,7 +72,8 @@ MetadataResponse metadata_answer(const MetadataRequest& request, std::int16_t ve
   std::set<std::string> listed;
   for (const MetadataRequestTopic& t : *request.topics) {
     if (!t.name) {
-      // v10+: asked by topic id only. The directory knows names, not ids.
+      // v10+: asked by an id the directory does not know (the handler named
+      // the known ones).
       MetadataResponseTopic& out = response.topics.emplace_back();
       out.error_code = ErrorCode::kUnknownTopicId;
       out.name = std::nullopt;

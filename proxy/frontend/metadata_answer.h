@@ -37,14 +37,15 @@ struct MetadataQuery {
 };
 
 // v0: an empty array means all topics. v1+: null means all, empty means none.
-// Duplicate names are asked once; topics named only by id (v10+) are not
-// asked (see metadata_answer).
+// Duplicate names are asked once; topics named only by id (v10+; the
+// handler names those the directory knows first) are not asked.
 MetadataQuery metadata_query(const MetadataRequest& request, std::int16_t version);
 
 // Builds the answer. Requested topics come back in request order (each name
 // once); a name the directory did not describe is UNKNOWN_TOPIC_OR_PARTITION,
-// a topic asked by id only is UNKNOWN_TOPIC_ID (the directory looks up names
-// only). For "all topics", every description is listed.
+// a topic still asked by id only is UNKNOWN_TOPIC_ID (an id the directory
+// does not know). Topics carry the directory's ids (v10+). For "all topics",
+// every description is listed.
 MetadataResponse metadata_answer(const MetadataRequest& request, std::int16_t version, const AdvertisedBroker& broker,
                                  const std::vector<TopicDescription>& described);
 

@@ -53,6 +53,13 @@ void handle_metadata(ClientSession& session, const RequestHeader& header, WireRe
                                 " request: " + request.error().describe());
     return;
   }
+  // v12+ may name a topic by id alone (KIP-516): one the directory knows is
+  // asked for, and answered, by its name.
+  if (request->topics) {
+    for (MetadataRequestTopic& t : *request->topics) {
+      if (!t.name) t.name = session.context().topics.topic_name(t.topic_id);
+    }
+  }
   MetadataQuery query = metadata_query(*request, header.api_version);
   const bool asks_all = !query.topics;
   drop_undescribable(query, session);

@@ -260,7 +260,33 @@ std::optional<EntryError> convert_message_set(ByteView set, RunStorage& storage,
   return std::nullopt;
 }
 
+// What refuses an entry whatever its records: a transactional request, a
+// v13+ topic left without a name (its id is unknown), an illegal name.
+std::optional<EntryError> refused_before_records(const ProduceRequest& request, std::int16_t version,
+                                                 const ProduceTopicData& topic) {
+  if (request.transactional_id) {
+    return EntryError{ErrorCode::kTransactionalIdAuthorizationFailed,
+                      "produce-proxy does not run transactions (transactional_id is set)"};
+  }
+  if (version >= kProduceTopicIdVersion && topic.name.empty()) {
+    return EntryError{ErrorCode::kUnknownTopicId,
+                      "no topic with id " + topic.topic_id.to_string() + " is known upstream"};
+  }
+  if (!is_legal_topic_name(topic.name)) {
+    return EntryError{ErrorCode::kInvalidTopicException, "topic name is not legal in Kafka"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+void name_topics_by_id(ProduceRequest& request, std::int16_t version,
+                       const std::function<std::optional<std::string>(const Uuid&)>& name_of) {
+  if (version < kProduceTopicIdVersion) return;
+  for (ProduceTopicData& topic : request.topic_data) {
+    topic.name = name_of(topic.topic_id).value_or(std::string());
+  }
+}
 
 bool is_legal_topic_name(std::string_view name) {
   if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
@@ -288,13 +314,7 @@ ProduceConversion convert_produce_request(
       const ByteView set = partition.records.data.value_or(ByteView{});
       entry.wire_bytes = set.size();
 
-      std::optional<EntryError> error;
-      if (request.transactional_id) {
-        error = EntryError{ErrorCode::kTransactionalIdAuthorizationFailed,
-                           "produce-proxy does not run transactions (transactional_id is set)"};
-      } else if (!is_legal_topic_name(topic.name)) {
-        error = EntryError{ErrorCode::kInvalidTopicException, "topic name is not legal in Kafka"};
-      }
+      std::optional<EntryError> error = refused_before_records(request, version, topic);
       auto storage = std::make_shared<RunStorage>();
       storage->frame = frame;
       const std::size_t decoded_before = decoded.used();

@@ -95,6 +95,10 @@ struct ProduceConversion {
 //   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (the proxy runs no transactions; the
 //   code is what a broker answers a producer not allowed to use them, and
 //   every client treats it as fatal rather than retrying).
+// - v13+ (topics by id, KIP-516): a topic left without a name by
+//   name_topics_by_id (its id is not one the proxy follows): UNKNOWN_TOPIC_ID,
+//   as a broker answers an id it does not know; the client refreshes its
+//   metadata and retries.
 // - topic name not legal in Kafka: INVALID_TOPIC_EXCEPTION.
 // - CRC mismatch, bad lengths, a cut-short entry: CORRUPT_MESSAGE.
 // - the wrong format for the version (Produce v3+ carries magic 2 only,
@@ -122,6 +126,14 @@ struct ProduceConversion {
 ProduceConversion convert_produce_request(const ProduceRequest& request, std::int16_t version,
                                           std::shared_ptr<const void> frame,
                                           const ProduceConversionOptions& options = {});
+
+// Produce v13+ names each topic by id only (KIP-516): fills each topic's name
+// with `name_of(topic_id)`, so conversion, dedup and the pipeline work by
+// name as for every other version. A topic `name_of` does not know keeps an
+// empty name (answered UNKNOWN_TOPIC_ID by convert_produce_request). Below
+// v13 the request is left as decoded.
+void name_topics_by_id(ProduceRequest& request, std::int16_t version,
+                       const std::function<std::optional<std::string>(const Uuid&)>& name_of);
 
 // Kafka's topic name rule (Topic.validate): 1-249 of [a-zA-Z0-9._-], not "."
 // or "..".

@@ -158,6 +158,7 @@ std::optional<ProduceConversion> decode_and_convert(ClientSession& session, cons
     return std::nullopt;
   }
   request = std::move(*decoded);
+  name_topics_by_id(request, version, [&topics = ctx.topics](const Uuid& id) { return topics.topic_name(id); });
   ProduceConversion converted;
   if (valid_acks(request.acks)) {
     const DecodeRoom room = decode_room(session);

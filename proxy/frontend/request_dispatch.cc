@@ -77,7 +77,8 @@ void RequestDispatch::route(ClientSession& session, std::shared_ptr<const FrameB
         session.set_client_software(body->client_software_name, body->client_software_version);
       }
     }
-    session.reserve_response().send(answer_api_versions(h.correlation_id, h.api_version));
+    session.reserve_response().send(
+        answer_api_versions(h.correlation_id, h.api_version, session.context().topics.offers_topic_ids()));
     return;
   }
   if (!served || !served->contains(h.api_version)) {

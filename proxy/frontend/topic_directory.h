@@ -1,5 +1,6 @@
-// What the front end needs to answer a client's Metadata request: the
-// upstream's topics and partition counts. Implemented over the upstream
+// What the front end needs to answer a client's Metadata request and to find
+// the topics of a Produce: the upstream's topics, their ids and partition
+// counts. Implemented over the upstream
 // metadata cache by the daemon; a fake in the front end's unit tests.
 #pragma once
 
@@ -42,6 +43,19 @@ class TopicDirectory {
   // The largest record batch the topic takes upstream (its max.message.bytes,
   // which Kafka measures after compression), or 0 while not known.
   virtual std::size_t max_batch_bytes(std::string_view /*topic*/) const { return 0; }
+
+  // Produce v13+ names topics by id only (KIP-516): the topic the upstream
+  // reports with `id`, or nullopt when the proxy follows none with it (the
+  // zero id included). Ids are the upstream cluster's own, from its Metadata
+  // v10+ answers, so they match what a client sees straight from the cluster.
+  virtual std::optional<std::string> topic_name(const Uuid& id) const = 0;
+
+  // Whether ApiVersions offers clients Produce v13: the upstream cluster
+  // serves Produce v13 itself, which only clusters that name every topic by
+  // id do. A cluster that doesn't (older, or no ids) keeps clients on v12,
+  // naming topics, as it would keep them if they connected to it directly.
+  // Asked once per ApiVersions request, on the loop thread.
+  virtual bool offers_topic_ids() const = 0;
 
   // Describes `topics` (nullopt: every topic upstream knows), refreshing
   // upstream metadata first for topics not known yet; with

@@ -17,12 +17,14 @@ const ApiVersionRange* find_range(const std::vector<ApiVersionRange>& ranges, Ap
   return nullptr;
 }
 
-void expect_our_table(const std::vector<ApiVersionRange>& ranges) {
+// `produce_max`: v13 when the upstream offers topic ids, else v12.
+void expect_our_table(const std::vector<ApiVersionRange>& ranges,
+                      std::int16_t produce_max = kFrontendMaxProduceVersion) {
   const auto* produce = find_range(ranges, ApiKey::kProduce);
   ASSERT_NE(produce, nullptr);
   EXPECT_EQ(produce->min_version, 0);  // KAFKA-18659: v0 must be listed
   EXPECT_GE(produce->max_version, 9);
-  EXPECT_EQ(produce->max_version, kFrontendMaxProduceVersion);
+  EXPECT_EQ(produce->max_version, produce_max);
   const auto* metadata = find_range(ranges, ApiKey::kMetadata);
   ASSERT_NE(metadata, nullptr);
   EXPECT_EQ(metadata->min_version, 0);
@@ -49,11 +51,21 @@ void expect_our_table(const std::vector<ApiVersionRange>& ranges) {
 }
 
 TEST(ApiVersionsTable, ServesProduceFromV0AndOnlyWhatTheFrontEndHandles) {
-  expect_our_table(advertised_api_ranges());
+  expect_our_table(advertised_api_ranges(true));
   EXPECT_TRUE(served_versions(ApiKey::kInitProducerId)->contains(4));
   EXPECT_FALSE(served_versions(ApiKey::kListOffsets));
   EXPECT_TRUE(served_versions(ApiKey::kProduce)->contains(0));
-  EXPECT_FALSE(served_versions(ApiKey::kProduce)->contains(13));
+  EXPECT_TRUE(served_versions(ApiKey::kProduce)->contains(13));
+  // v14 (KIP-1269) is the proxy's business with its upstream, not a client's.
+  EXPECT_FALSE(served_versions(ApiKey::kProduce)->contains(14));
+}
+
+TEST(ApiVersionsTable, ProduceV13IsListedOnlyWhenTheUpstreamOffersTopicIds) {
+  EXPECT_EQ(kFrontendMaxProduceVersion, 13);
+  expect_our_table(advertised_api_ranges(true), 13);
+  expect_our_table(advertised_api_ranges(false), 12);
+  // Served either way: a client that sends v13 unasked gets answers per topic.
+  EXPECT_TRUE(served_versions(ApiKey::kProduce)->contains(13));
 }
 
 using ApiVersionsSocketTest = test::FrontendFixture;
@@ -78,6 +90,23 @@ TEST_F(ApiVersionsSocketTest, AnswersV0AndV3FromOurTable) {
     expect_our_table(response->api_keys);
   }
   EXPECT_EQ((frontend_->counters().requests_total.at({18, 3})), 1u);
+}
+
+// The directory's answer is asked per ApiVersions request: a connection made
+// while the upstream offers no topic ids is kept on v12.
+TEST_F(ApiVersionsSocketTest, ListsProduceV13AsTheDirectorySaysAtEachRequest) {
+  start();
+  for (bool ids : {false, true}) {
+    SCOPED_TRACE(ids);
+    directory_->topic_ids = ids;
+    auto client = connect();
+    ASSERT_TRUE(client->send(ApiKey::kApiVersions, 3, 1, ApiVersionsRequest{}));
+    auto frame = client->read_frame();
+    ASSERT_TRUE(frame);
+    auto response = test::decode_response<ApiVersionsResponse>(*frame, 3);
+    ASSERT_TRUE(response);
+    expect_our_table(response->api_keys, ids ? 13 : 12);
+  }
 }
 
 TEST_F(ApiVersionsSocketTest, AnUnsupportedVersionGetsTheV0ErrorAnswerWithOurRanges) {

@@ -139,12 +139,23 @@ class FakeTopicDirectory : public TopicDirectory {
     return {};
   }
 
-  void add(const std::string& name, std::int32_t partitions) {
-    table[name] = TopicDescription{name, ErrorCode::kNone, {}, false, partitions};
+  // The first topic whose id is `id` (zero is no topic's id).
+  std::optional<std::string> topic_name(const Uuid& id) const override {
+    if (id.is_zero()) return std::nullopt;
+    for (const auto& [name, d] : table) {
+      if (d.topic_id == id) return name;
+    }
+    return std::nullopt;
+  }
+  bool offers_topic_ids() const override { return topic_ids; }
+
+  void add(const std::string& name, std::int32_t partitions, Uuid id = {}) {
+    table[name] = TopicDescription{name, ErrorCode::kNone, id, false, partitions};
   }
 
   std::map<std::string, TopicDescription> table;
   std::map<std::string, ErrorCode> refused;
+  bool topic_ids = true;  // offers_topic_ids(): an upstream that serves Produce v13
   int calls = 0;
   bool last_auto_create = false;
   std::optional<std::vector<std::string>> last_topics;

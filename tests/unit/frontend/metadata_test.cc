@@ -111,6 +111,46 @@ TEST_F(MetadataSocketTest, EveryVersionAnswersWithTheAdvertisedBrokerAsLeader) {
   }
 }
 
+// KIP-516: from v10 each topic carries the upstream's id, the one a client's
+// Produce v13 then names it by; asked by a known id alone (v12+), a topic is
+// answered with its name and id.
+TEST_F(MetadataSocketTest, TopicIdsFromTheDirectoryFromV10AndTopicsAskedById) {
+  Uuid id;
+  id.bytes = {0xd1, 0x5e, 0x0a, 0x11, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  directory_->add("ided", 2, id);
+  start();
+  auto client = connect();
+  for (std::int16_t version : {9, 10, 11, 12, 13}) {
+    SCOPED_TRACE(version);
+    ASSERT_TRUE(client->send(ApiKey::kMetadata, version, 1, request_for(std::vector<std::string>{"ided", "orders"})));
+    auto frame = client->read_frame();
+    ASSERT_TRUE(frame);
+    auto response = test::decode_response<MetadataResponse>(*frame, version);
+    ASSERT_TRUE(response);
+    ASSERT_EQ(response->topics.size(), 2u);
+    EXPECT_EQ(response->topics[0].topic_id, version >= kMetadataTopicIdVersion ? id : Uuid{});
+    EXPECT_TRUE(response->topics[1].topic_id.is_zero()) << "a topic the upstream gave no id";
+  }
+  MetadataRequest by_id;
+  by_id.topics.emplace();
+  by_id.topics->push_back(MetadataRequestTopic{id, std::nullopt, {}});
+  Uuid unknown = id;
+  unknown.bytes[0] ^= 0xff;
+  by_id.topics->push_back(MetadataRequestTopic{unknown, std::nullopt, {}});
+  ASSERT_TRUE(client->send(ApiKey::kMetadata, 12, 2, by_id));
+  auto frame = client->read_frame();
+  ASSERT_TRUE(frame);
+  auto response = test::decode_response<MetadataResponse>(*frame, 12);
+  ASSERT_TRUE(response);
+  ASSERT_EQ(response->topics.size(), 2u);
+  EXPECT_EQ(response->topics[0].error_code, ErrorCode::kNone);
+  EXPECT_EQ(response->topics[0].name, "ided");
+  EXPECT_EQ(response->topics[0].topic_id, id);
+  EXPECT_EQ(response->topics[0].partitions.size(), 2u);
+  EXPECT_EQ(response->topics[1].error_code, ErrorCode::kUnknownTopicId);
+  EXPECT_EQ(response->topics[1].topic_id, unknown);
+}
+
 TEST_F(MetadataSocketTest, OneCharacterTopicNamesDecodeInEveryVersion) {
   // librdkafka asks Metadata v0 for topic "t": 3 bytes per entry, which a
   // count check assuming 4-byte nullable strings once refused.
