@@ -5,7 +5,9 @@
 
 kcat and confluent-kafka with enable.idempotence=true (codecs none and zstd),
 kafka-clients 4.4.0 and franz-go with their defaults (both idempotent): each
-must take a producer id from the proxy (InitProducerId counted by the proxy),
+must take a producer id from the proxy (InitProducerId counted by the proxy;
+the Java client must also name its topics by id, Produce v13, with the ids
+the proxy handed it),
 and every record must be in the upstream log exactly once, in per-partition
 client order, at the partition and offset the client was told (kcat prints no
 offsets). A direct test of the dedup: the same idempotent batch sent twice by
@@ -62,12 +64,22 @@ class IdempotentClients(unittest.TestCase):
         self.assertEqual(problems, [], "%s: %s\nproxy log tail:\n%s" % (topic, "\n".join(problems[:20]),
                                                                        self.proxy.text()[-3000:]))
 
+    def produce_requests(self, version):
+        return s.metric_sum(self.proxy.metrics_port,
+                            'produce_proxy_client_requests_total{api="Produce",version="%d"}' % version)
+
     def run_case(self, client, codec, extra):
         before = self.init_producer_ids()
+        v13_before = self.produce_requests(13)
         topic = "%s-%s" % (client, codec)
         results, summary, stderr = s.run_client(client, self.bootstrap, topic, COUNT, PARTITIONS, codec, extra)
         self.assertEqual(summary["acked"], COUNT, "%s: %s\n%s" % (topic, summary, stderr[-3000:]))
         self.assertGreater(self.init_producer_ids(), before, "%s took no producer id from the proxy" % client)
+        if client == "java-4":
+            # The test cluster serves Produce v13+, so the proxy offers v13 and
+            # kafka-clients 4.4.0 names its topics by the ids the proxy handed it.
+            self.assertGreater(self.produce_requests(13), v13_before,
+                               "the Java 4.4 client did not negotiate Produce v13 through the proxy")
         self.check_log(topic, results)
 
     def test_kcat(self):
@@ -95,7 +107,7 @@ class IdempotentClients(unittest.TestCase):
     def test_z_client_software_metric(self):
         """After the cases above: the Java client named itself in ApiVersions v3+."""
         n = s.metric_sum(self.proxy.metrics_port, 'produce_proxy_client_produce_requests_total{magic="2",'
-                         'software="apache-kafka-java",software_version="4.4.0",version="12"}')
+                         'software="apache-kafka-java",software_version="4.4.0",version="13"}')
         self.assertGreater(n, 0, s.http_request(self.proxy.metrics_port, "/metrics")[1][-3000:])
 
 

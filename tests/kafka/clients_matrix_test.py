@@ -23,8 +23,9 @@ today straight to Kafka (`direct`) and through the proxy (`proxy`):
   headers (where the client sends them), timestamps (where it sends them;
   else the proxy's receive time, inside the case's time window), the offsets
   the client was told equal to the log's, the Produce version(s) the row names
-  seen by the proxy (its client_requests_total metric), and the proxy's
-  received/delivered counters up by exactly the record count.
+  seen by the proxy (its client_requests_total metric), the Metadata
+  version(s) too for the clients that negotiate by ApiVersions, and the
+  proxy's received/delivered counters up by exactly the record count.
 
 An outcome that changes (a failing row passes, or fails with another text)
 fails the test with "update the matrix doc": change the row here and
@@ -113,6 +114,7 @@ class Row:
     extra: tuple = ()           # client-native options (run_client --extra k=v; kcat argv)
     notes: str = ""
     idempotent: bool = False    # through the proxy: must take a producer id from it (InitProducerId)
+    metadata: tuple = None      # Metadata versions the proxy sees from it (asserted; None: not recorded)
 
 
 MATRIX = [
@@ -150,9 +152,10 @@ MATRIX = [
         OK, OK, ("none", "zstd"), (), "headers"),
     Row("sarama", "sarama", "IBM/sarama v1.61.1, default `Version` (2.8.0.0)", "v9 / magic 2", (9,),
         OK, OK, ("none", "zstd"), (), "headers; not idempotent"),
-    Row("franz-go", "franz-go", "twmb/franz-go v1.22.3 (kgo), defaults", "v12 / magic 2 (idempotent)", (12,),
+    Row("franz-go", "franz-go", "twmb/franz-go v1.22.3 (kgo), defaults", "v13 / magic 2 (idempotent)", (13,),
         OK, OK, ("none", "zstd"), (),
-        "idempotent both ways: through the proxy with a producer id the proxy hands out", True),
+        "idempotent both ways: through the proxy with a producer id the proxy hands out; topics by id (Produce "
+        "v13) with the cluster's ids", True, metadata=(13,)),
     Row("confluent", "confluent", "confluent-kafka 1.7.0 on librdkafka 2.0.2, defaults", "v7 / magic 2", (7,),
         OK, OK, ("none", "zstd"), (), "headers; not idempotent"),
     Row("confluent-idempotent", "confluent-idempotent", "confluent-kafka 1.7.0 on librdkafka 2.0.2, "
@@ -163,18 +166,19 @@ MATRIX = [
         "v7 / magic 2 (idempotent)", (7,), OK, OK, ("none", "zstd"), ("-X", "enable.idempotence=true"),
         "offsets are not checked (kcat does not print them)", True),
     Row("java-4", "java-4", "kafka-clients 4.4.0, defaults (idempotent, acks=all)", "v13 / magic 2 (idempotent)",
-        (12,), OK, OK, ("none", "zstd"), (),
-        "headers; the proxy's front end serves Produce up to v12, the client negotiates it", True),
-    Row("java-4-no-idempotence", "java-4", "kafka-clients 4.4.0, `enable.idempotence=false`", "v12 / magic 2",
-        (12,), OK, OK, ("none", "zstd"), ("enable.idempotence=false",),
-        "the proxy's front end serves Produce up to v12"),
+        (13,), OK, OK, ("none", "zstd"), (),
+        "headers; topics by id (Produce v13, KIP-516) with the cluster's ids, which the proxy hands out in "
+        "Metadata v13", True, metadata=(13,)),
+    Row("java-4-no-idempotence", "java-4", "kafka-clients 4.4.0, `enable.idempotence=false`", "v13 / magic 2",
+        (13,), OK, OK, ("none", "zstd"), ("enable.idempotence=false",),
+        "topics by id, as above", metadata=(13,)),
     # Only the idempotent kafkajs: the plain one retries a whole Produce
     # request when one partition fails and so writes the others again
     # (tests/clients/README.md), which no "passes" cell can promise.
     Row("kafkajs-idempotent", "kafkajs-idempotent", "kafkajs 2.2.4 (npm), `idempotent: true`",
         "v7 / magic 2 (idempotent)", (7,), OK, OK, ("none", "gzip"), (),
         "headers; InitProducerId v1; the proxy hands out the producer id; gzip is kafkajs' only built-in codec "
-        "(snappy, lz4, zstd are separate packages)", True),
+        "(snappy, lz4, zstd are separate packages)", True, metadata=(6,)),
 ]
 
 
@@ -194,11 +198,18 @@ def render_table():
                 return "passes (%s)" % ", ".join(row.codecs)
             return "passes"
         return "fails: " + " or ".join("`%s`" % f for f in o.forms)
-    lines = ["| row | client, version | Produce / magic sent | straight to Kafka 4.4.0 | through produce-proxy | notes |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    def negotiated(row):
+        versions = lambda vs: "/".join("v%d" % v for v in vs)
+        if row.metadata is None:
+            return "Produce %s" % versions(row.produce)
+        return "Produce %s, Metadata %s" % (versions(row.produce), versions(row.metadata))
+    lines = ["| row | client, version | Produce / magic sent | straight to Kafka 4.4.0 | through produce-proxy "
+             "| negotiated through the proxy | notes |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in MATRIX:
-        lines.append("| `%s` | %s | %s | %s | %s | %s |" % (
-            r.name, r.library, r.sends, outcome(r.direct, r, "direct"), outcome(r.proxy, r, "proxy"), r.notes))
+        lines.append("| `%s` | %s | %s | %s | %s | %s | %s |" % (
+            r.name, r.library, r.sends, outcome(r.direct, r, "direct"), outcome(r.proxy, r, "proxy"),
+            negotiated(r), r.notes))
     return "\n".join(lines) + "\n"
 
 
@@ -329,17 +340,18 @@ class ClientsMatrix(unittest.TestCase):
     def metrics(self):
         status, body = http_request(self.metrics_port, "/metrics", timeout=10)
         self.assertEqual(status, 200)
-        produce, counters = {}, {}
+        produce, metadata, counters = {}, {}, {}
         for line in body.splitlines():
-            if line.startswith("produce_proxy_client_requests_total{") and 'api="Produce"' in line:
-                v = line.split('version="', 1)[1].split('"', 1)[0]
-                produce[v] = float(line.rsplit(" ", 1)[1])
+            for api, seen in (("Produce", produce), ("Metadata", metadata)):
+                if line.startswith("produce_proxy_client_requests_total{") and 'api="%s"' % api in line:
+                    v = line.split('version="', 1)[1].split('"', 1)[0]
+                    seen[v] = float(line.rsplit(" ", 1)[1])
             if line.startswith("produce_proxy_client_requests_total{") and 'api="InitProducerId"' in line:
                 counters["init_producer_id"] = counters.get("init_producer_id", 0) + float(line.rsplit(" ", 1)[1])
             for name in ("produce_proxy_records_received_total", "produce_proxy_records_delivered_total"):
                 if line.startswith(name + " "):
                     counters[name] = float(line.rsplit(" ", 1)[1])
-        return produce, counters
+        return produce, metadata, counters
 
     def evidence(self, run, extra=""):
         out = ["client summary: %s" % json.dumps(run.summary),
@@ -443,9 +455,9 @@ class ClientsMatrix(unittest.TestCase):
         acks = "1" if index == 1 and not row.idempotent else "all"
         topic = topic_name(row, "proxy", codec)
         partitions = None if auto else PARTITIONS
-        produce0, c0 = self.metrics()
+        produce0, metadata0, c0 = self.metrics()
         run = run_client(row, self.proxy_bootstrap, topic, codec, acks, partitions)
-        produce1, c1 = self.metrics()
+        produce1, metadata1, c1 = self.metrics()
         self.assertTrue(self.proxy.alive(), "produce-proxy died during %s/%s\n%s" % (
             row.name, codec, self.evidence(run)))
         log = self.read_log(topic) if (row.proxy is OK or not auto) else {}
@@ -459,7 +471,13 @@ class ClientsMatrix(unittest.TestCase):
         if auto:
             self.assertEqual(sorted(log), [0], "an auto-created topic has the broker's num.partitions=1")
         seen = sorted(int(v) for v in produce1 if v.isdigit() and produce1[v] > produce0.get(v, 0))
+        seen_metadata = sorted(int(v) for v in metadata1 if v.isdigit() and metadata1[v] > metadata0.get(v, 0))
+        print("  proxy  %-22s %-6s negotiated Produce %s, Metadata %s" % (
+            row.name, codec, seen, seen_metadata), file=sys.stderr)
         self.assertEqual(seen, sorted(row.produce), "Produce versions the proxy saw from %s" % row.name)
+        if row.metadata is not None:
+            self.assertEqual(seen_metadata, sorted(row.metadata), "Metadata versions the proxy saw from %s: update "
+                             "the matrix doc if this is the new normal" % row.name)
         for name in ("produce_proxy_records_received_total", "produce_proxy_records_delivered_total"):
             self.assertEqual(c1.get(name, 0) - c0.get(name, 0), COUNT, "%s for %s/%s" % (name, row.name, codec))
         took_id = c1.get("init_producer_id", 0) > c0.get("init_producer_id", 0)
@@ -477,6 +495,9 @@ class ClientsMatrix(unittest.TestCase):
                                             av.get(INIT_PRODUCER_ID)))
         print("  proxy advertises Produce v%d-v%d, InitProducerId %s" % (
             av[0][0], av[0][1], av.get(INIT_PRODUCER_ID, "absent")), file=sys.stderr)
+        # Kafka 4.4.0 serves Produce v13, so the proxy offers topic ids (and
+        # the Java 4.x rows name their topics by id).
+        self.assertEqual(av[0][1], 13, "the proxy's highest Produce version in front of Kafka 4.4.0")
 
     def test_doc_matches_matrix(self):
         with open(DOC) as f:
