@@ -153,6 +153,73 @@ def write_hex(path, frame):
             f.write(h[i:i + 64] + "\n")
 
 
+def write_cases(runs, out_dir, date, broker, answered_by, ports):
+    """Splits each run's relay connections into frames, pairs them, keeps one
+    exchange per distinct content, writes the .hex/.json files under out_dir
+    (responses named <answered_by>_to_<case>), replaces the runs' MANIFEST
+    rows and prints the counts table. `ports` goes into each .json's
+    `captured`."""
+    rows, counts = [], {}
+    for run in runs:
+        seen = {}  # (api, version) -> {content key: doc pair}
+        for conn in run["conns"]:
+            for idx, req, resp in pair_frames(conn):
+                req_hdr, _ = kd.decode_request_header(req)
+                key = (req_hdr["api_key"], req_hdr["api_version"])
+                content = (strip_corr(req, True), strip_corr(resp, False) if resp else None)
+                kept = seen.setdefault(key, {})
+                if content in kept:
+                    kept[content]["occurrences"] += 1
+                    continue
+                kept[content] = {"n": len(kept) + 1, "req": req, "resp": resp, "occurrences": 1,
+                                 "where": dict(ports, connection=conn.index, request_index_in_connection=idx),
+                                 "hdr": req_hdr}
+        for (api_key, v), kept in sorted(seen.items()):
+            api = API_NAMES.get(api_key, "api_%d" % api_key)
+            for e in kept.values():
+                suffix = "" if e["n"] == 1 else "_%d" % e["n"]
+                req_rel = "%s_request/v%d/%s%s.hex" % (api, v, run["case"], suffix)
+                resp_rel = ("%s_response/v%d/%s_to_%s%s.hex" % (api, v, answered_by, run["case"], suffix)
+                            if e["resp"] is not None else None)
+                for direction, rel, frame, pair in (("request", req_rel, e["req"], resp_rel),
+                                                    ("response", resp_rel, e["resp"], req_rel)):
+                    if rel is None:
+                        continue
+                    path = os.path.join(out_dir, rel)
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    write_hex(path, frame)
+                    doc = describe(direction, frame, e["hdr"], run, pair, e["where"], date, broker)
+                    doc["occurrences"] = e["occurrences"]
+                    with open(path[:-4] + ".json", "w") as f:
+                        json.dump(doc, f, indent=1, sort_keys=True)
+                        f.write("\n")
+                    rows.append("\t".join([rel, api, str(api_key), str(v), direction, run["case"],
+                                           pair or ""]))
+                    c = counts.setdefault((api, v), [0, 0])
+                    c[0 if direction == "request" else 1] += 1
+                    if doc.get("body_decode_error"):
+                        print("DECODE ERROR %s: %s" % (rel, doc["body_decode_error"]), file=sys.stderr)
+
+    manifest = os.path.join(out_dir, "MANIFEST.tsv")
+    old = []
+    if os.path.exists(manifest):
+        with open(manifest) as f:
+            old = [ln.rstrip("\n") for ln in f if ln.strip()]
+    if not old:
+        old = ["path\tapi\tapi_key\tapi_version\tdirection\tcase\tpair"]
+    ran = {r["case"] for r in runs}
+    keep = [ln for ln in old if ln.split("\t")[5:6] == [] or ln.split("\t")[5] not in ran]
+    with open(manifest, "w") as f:
+        f.write("\n".join(keep + rows) + "\n")
+
+    print("| api | version | requests | responses |")
+    print("|---|---|---|---|")
+    for (api, v), (nq, ns) in sorted(counts.items()):
+        print("| %s | %d | %d | %d |" % (api, v, nq, ns))
+    print("| **total files** | | %d | %d |" % (sum(c[0] for c in counts.values()),
+                                               sum(c[1] for c in counts.values())))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("classes_root")
@@ -221,68 +288,8 @@ def main():
                          "conns": relay.connections_of(case)})
     relay.stop()
 
-    # ---- split, pair, de-duplicate, write
-    rows, counts = [], {}
-    for run in runs:
-        seen = {}  # (api, version) -> {content key: doc pair}
-        for conn in run["conns"]:
-            for idx, req, resp in pair_frames(conn):
-                req_hdr, _ = kd.decode_request_header(req)
-                key = (req_hdr["api_key"], req_hdr["api_version"])
-                content = (strip_corr(req, True), strip_corr(resp, False) if resp else None)
-                kept = seen.setdefault(key, {})
-                if content in kept:
-                    kept[content]["occurrences"] += 1
-                    continue
-                kept[content] = {"n": len(kept) + 1, "req": req, "resp": resp, "occurrences": 1,
-                                 "where": {"connection": conn.index, "request_index_in_connection": idx,
-                                           "relay_port": relay_port, "broker_port": broker_port},
-                                 "hdr": req_hdr}
-        for (api_key, v), kept in sorted(seen.items()):
-            api = API_NAMES.get(api_key, "api_%d" % api_key)
-            for e in kept.values():
-                suffix = "" if e["n"] == 1 else "_%d" % e["n"]
-                req_rel = "%s_request/v%d/%s%s.hex" % (api, v, run["case"], suffix)
-                resp_rel = ("%s_response/v%d/kafka_%s_to_%s%s.hex" % (
-                    api, v, broker_version.replace(".", "_"), run["case"], suffix)
-                    if e["resp"] is not None else None)
-                for direction, rel, frame, pair in (("request", req_rel, e["req"], resp_rel),
-                                                    ("response", resp_rel, e["resp"], req_rel)):
-                    if rel is None:
-                        continue
-                    path = os.path.join(args.out, rel)
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
-                    write_hex(path, frame)
-                    doc = describe(direction, frame, e["hdr"], run, pair, e["where"], date, broker)
-                    doc["occurrences"] = e["occurrences"]
-                    with open(path[:-4] + ".json", "w") as f:
-                        json.dump(doc, f, indent=1, sort_keys=True)
-                        f.write("\n")
-                    rows.append("\t".join([rel, api, str(api_key), str(v), direction, run["case"],
-                                           pair or ""]))
-                    c = counts.setdefault((api, v), [0, 0])
-                    c[0 if direction == "request" else 1] += 1
-                    if doc.get("body_decode_error"):
-                        print("DECODE ERROR %s: %s" % (rel, doc["body_decode_error"]), file=sys.stderr)
-
-    manifest = os.path.join(args.out, "MANIFEST.tsv")
-    old = []
-    if os.path.exists(manifest):
-        with open(manifest) as f:
-            old = [ln.rstrip("\n") for ln in f if ln.strip()]
-    if not old:
-        old = ["path\tapi\tapi_key\tapi_version\tdirection\tcase\tpair"]
-    ran = {r["case"] for r in runs}
-    keep = [ln for ln in old if ln.split("\t")[5:6] == [] or ln.split("\t")[5] not in ran]
-    with open(manifest, "w") as f:
-        f.write("\n".join(keep + rows) + "\n")
-
-    print("| api | version | requests | responses |")
-    print("|---|---|---|---|")
-    for (api, v), (nq, ns) in sorted(counts.items()):
-        print("| %s | %d | %d | %d |" % (api, v, nq, ns))
-    print("| **total files** | | %d | %d |" % (sum(c[0] for c in counts.values()),
-                                               sum(c[1] for c in counts.values())))
+    write_cases(runs, args.out, date, broker, "kafka_%s" % broker_version.replace(".", "_"),
+                {"relay_port": relay_port, "broker_port": broker_port})
     bad = [r["case"] for r in runs if r["outcome"]["exit_code"] != 0]
     if bad:
         print("clients that failed: %s" % bad, file=sys.stderr)
