@@ -68,7 +68,8 @@ class SaslLogin {
 
   // Starts a login on the session just negotiated (`reauth` false) or on a
   // session up for a while whose lifetime is nearly over (true). Ends with
-  // exactly one of login_succeeded or login_failed, possibly inside this call.
+  // exactly one of login_succeeded or login_failed, possibly inside this
+  // call, unless reset() comes first.
   void begin(bool reauth);
   // The session closed: any exchange and any planned re-authentication end,
   // and their late callbacks are ignored.
