@@ -31,6 +31,20 @@ std::string describe(const ClientBatch& b) {
          std::to_string(b.first_sequence) + ".." + std::to_string(b.last_sequence);
 }
 
+// A batch ahead of its turn because an earlier one failed upstream (not
+// appended) and has not been retried yet. A broker would answer
+// OUT_OF_ORDER_SEQUENCE_NUMBER; clients take that for lost records of their
+// own (librdkafka bumps its epoch and renumbers what it has not seen
+// acknowledged, records possibly in the log included; answered to its oldest
+// batch in flight it is fatal). The gap here is the proxy's own failure, so
+// the answer is the retriable "not appended" one: the client retries its
+// batches in sequence order and the earlier one goes first.
+ClientBatchOutcome behind_a_failure(const ClientBatch& b, std::int32_t last_sequence) {
+  return ClientBatchOutcome{ErrorCode::kNotEnoughReplicas, -1, -1, -1,
+                            describe(b) + ": not appended: the batch after sequence " + std::to_string(last_sequence) +
+                                " failed upstream and is retried first"};
+}
+
 }  // namespace
 
 std::int32_t last_sequence_of(std::int32_t base_sequence, std::int32_t last_offset_delta) {
@@ -123,14 +137,17 @@ std::optional<BatchCheck> ClientProducers::find_duplicate(Producer& producer, Pa
         return BatchCheck{BatchVerdict::kDuplicateAcked, 0, r.outcome};
       case BatchState::kInFlight:
         return BatchCheck{BatchVerdict::kDuplicateInFlight, r.handle, {}};
+      case BatchState::kOutcomeUnknown: {
+        ClientBatchOutcome again = r.outcome;
+        again.error_message = describe(batch) + ": failed upstream with its outcome unknown (" + r.outcome.error_message +
+                              "); not sent again, since it may be in the log";
+        return BatchCheck{BatchVerdict::kReject, 0, std::move(again)};
+      }
       case BatchState::kFailed: {
         // After a rewind (complete()) the failed batches go again in
         // sequence order; one ahead of its turn is a gap, as on a broker.
         if (r.epoch == state.epoch && ahead_of_next(state.last_sequence, r.first_sequence)) {
-          return BatchCheck{BatchVerdict::kReject, 0,
-                            ClientBatchOutcome{ErrorCode::kOutOfOrderSequenceNumber, -1, -1, -1,
-                                               describe(batch) + ": expected first sequence after " +
-                                                   std::to_string(state.last_sequence)}};
+          return BatchCheck{BatchVerdict::kReject, 0, behind_a_failure(batch, state.last_sequence)};
         }
         if (r.epoch == state.epoch && in_sequence(state.last_sequence, r.first_sequence)) {
           state.last_sequence = r.last_sequence;
@@ -159,8 +176,21 @@ std::optional<ErrorCode> ClientProducers::sequence_error(const PartitionState& s
     return ErrorCode::kOutOfOrderSequenceNumber;
   }
   if (in_sequence(state.last_sequence, batch.first_sequence)) return std::nullopt;
+  if (ahead_of_next(state.last_sequence, batch.first_sequence) && failed_next(state)) {
+    ClientBatchOutcome refused = behind_a_failure(batch, state.last_sequence);
+    message = std::move(refused.error_message);
+    return refused.error;
+  }
   message = describe(batch) + ": expected first sequence after " + std::to_string(state.last_sequence);
   return ErrorCode::kOutOfOrderSequenceNumber;
+}
+
+// The batch that would follow the partition's last sequence is retained as
+// failed upstream: the sequence was rewound to before it.
+bool ClientProducers::failed_next(const PartitionState& state) {
+  return std::any_of(state.batches.begin(), state.batches.end(), [&](const Retained& r) {
+    return r.state == BatchState::kFailed && r.epoch == state.epoch && in_sequence(state.last_sequence, r.first_sequence);
+  });
 }
 
 // A failed batch is not in the log, so when nothing after it was
@@ -269,11 +299,17 @@ std::vector<BatchWaiter> ClientProducers::complete(std::uint64_t handle, const C
   if (state == p.partitions.end()) return std::move(done.waiters);
   for (Retained& r : state->second.batches) {
     if (r.handle != handle || r.state != BatchState::kInFlight) continue;
-    r.state = outcome.error == ErrorCode::kNone ? BatchState::kAcked : BatchState::kFailed;
+    if (outcome.error == ErrorCode::kNone) {
+      r.state = BatchState::kAcked;
+    } else {
+      r.state = outcome.maybe_written ? BatchState::kOutcomeUnknown : BatchState::kFailed;
+    }
     r.outcome = outcome;
     break;
   }
-  if (outcome.error != ErrorCode::kNone) rewind_to_failed_tail(state->second);
+  // A batch that may be in the log stops the rewind: what follows it must
+  // stay after it.
+  if (outcome.error != ErrorCode::kNone && !outcome.maybe_written) rewind_to_failed_tail(state->second);
   trim(state->second);
   return std::move(done.waiters);
 }

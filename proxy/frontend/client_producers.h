@@ -14,13 +14,21 @@
 //     a duplicate. Acknowledged: its original outcome (offsets) again. Still
 //     in flight upstream: the retry waits for the original's outcome (the
 //     broker has no such case; the proxy does, since it answers only after
-//     upstream). Failed upstream: sent again (nothing of it is known to be in
-//     the log under this batch's identity).
+//     upstream). Failed upstream, not appended: sent again (nothing of it is
+//     in the log under this batch's identity). Failed upstream with its
+//     outcome unknown (ClientBatchOutcome::maybe_written): answered that
+//     failure again and never sent again, since its records may be in the
+//     log; the client's own delivery timeout ends its retries, as when a
+//     broker stays unreachable.
 //  2. An epoch lower than the partition's: INVALID_PRODUCER_EPOCH.
 //  3. A higher epoch: its first sequence must be 0 (OUT_OF_ORDER_SEQUENCE_NUMBER
 //     otherwise), unless the partition has no state.
 //  4. The same epoch: the first sequence must follow the last one (wrapping at
-//     INT32_MAX to 0), else OUT_OF_ORDER_SEQUENCE_NUMBER.
+//     INT32_MAX to 0), else OUT_OF_ORDER_SEQUENCE_NUMBER. A failed batch
+//     rewinds "the last one" to before it; a batch ahead of such a failed
+//     batch's retry is answered NOT_ENOUGH_REPLICAS (not appended, retriable)
+//     rather than OUT_OF_ORDER_SEQUENCE_NUMBER, which clients take for records
+//     lost by the broker and answer with an epoch bump.
 //  5. No state for the producer or the partition (never seen, expired, or the
 //     proxy restarted): any sequence is accepted, as Kafka 2.5+ does; Kafka
 //     4.x never answers UNKNOWN_PRODUCER_ID to a Produce.
@@ -74,6 +82,8 @@ struct ClientBatchOutcome {
   std::string error_message;
   // The batch was withdrawn unsent at a request's deadline (RunResult::withdrawn).
   bool withdrawn = false;
+  // It failed, but an attempt upstream may be in the log (RunResult::maybe_written).
+  bool maybe_written = false;
 };
 
 enum class BatchVerdict {
@@ -125,7 +135,7 @@ class ClientProducers {
   const ClientProducersConfig& config() const { return config_; }
 
  private:
-  enum class BatchState { kInFlight, kAcked, kFailed };
+  enum class BatchState { kInFlight, kAcked, kFailed, kOutcomeUnknown };
   struct Retained {
     std::int16_t epoch = -1;
     std::int32_t first_sequence = -1;
@@ -161,6 +171,7 @@ class ClientProducers {
                                           std::string& message) const;
   BatchCheck append(Producer& producer, PartitionState& state, const PartitionKey& key, const ClientBatch& batch);
   void rewind_to_failed_tail(PartitionState& state);
+  static bool failed_next(const PartitionState& state);
   void trim(PartitionState& state);
   void uncount(const Producer& producer);
   void maybe_expire(std::uint64_t now_ms);

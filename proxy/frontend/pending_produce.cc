@@ -56,7 +56,8 @@ void PendingProduce::answer(std::size_t i, ErrorCode error, const RunResult* res
 }
 
 void PendingProduce::answer(std::size_t i, const ClientBatchOutcome& o) {
-  RunResult r{o.error, o.base_offset, o.log_append_time_ms, o.log_start_offset, o.error_message, o.withdrawn};
+  RunResult r{o.error,         o.base_offset, o.log_append_time_ms, o.log_start_offset,
+              o.error_message, o.withdrawn,   o.maybe_written};
   answer(i, o.error, &r, o.error_message);
 }
 

@@ -23,7 +23,10 @@ void BatchCompletion::complete(PartitionState& p, const BatchPtr& batch, std::in
 void BatchCompletion::fail(PartitionState& p, const BatchPtr& batch, ErrorCode error, const std::string& message) {
   p.forget(batch);
   observer_.on_records_failed(error, batch->record_count);  // before the clients hear, as above
-  for (const auto& piece : batch->pieces) accumulator_.finish_piece(piece, nullptr, error, message);
+  for (const auto& piece : batch->pieces) {
+    if (batch->ever_ambiguous) piece.run->result.maybe_written = true;
+    accumulator_.finish_piece(piece, nullptr, error, message);
+  }
 }
 
 void BatchCompletion::expire_sent(PartitionState& p, const BatchPtr& batch) {

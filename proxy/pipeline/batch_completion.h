@@ -28,7 +28,8 @@ class BatchCompletion {
   // In the log at `base_offset` (-1: unknown, a duplicate of an earlier attempt).
   void complete(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
                 const ProducePartitionResponse* response);
-  // Not in the log: every run of it fails with `error`.
+  // It ends without success: every run of it fails with `error`, marked
+  // maybe_written when some attempt of it ended with an unknown outcome.
   void fail(PartitionState& p, const BatchPtr& batch, ErrorCode error, const std::string& message);
   // Past its delivery timeout after it was sent: it fails, its outcome
   // unknown (the partition's later sequences are unresolved), and takes the

@@ -95,6 +95,10 @@ struct RunResult {
   // Taken back before any of it was sent (RecordSink::withdraw): not
   // appended, so a retry of it cannot duplicate it.
   bool withdrawn = false;
+  // Failed, but some upstream attempt of its records may be in the log (an
+  // attempt ended with an unknown outcome, or the delivery timeout expired
+  // it in flight): a retry of the same records may duplicate them.
+  bool maybe_written = false;
 };
 
 using RunCompletion = std::function<void(const RunResult&)>;

@@ -288,7 +288,7 @@ TEST(ClientDedupOrder, AfterAFailureTheNextNewBatchIsAGapUntilTheRetry) {
   producers.complete(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 2).handle, kTimedOut);
   BatchCheck next = producers.check("t", 0, ClientBatch{kPid, 0, 10, 14}, 3);
   EXPECT_EQ(next.verdict, BatchVerdict::kReject);
-  EXPECT_EQ(next.outcome.error, ErrorCode::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(next.outcome.error, ErrorCode::kNotEnoughReplicas);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 4).verdict, BatchVerdict::kAppend);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 10, 14}, 5).verdict, BatchVerdict::kAppend);
 }
@@ -301,7 +301,7 @@ TEST(ClientDedupOrder, FailedBatchesGoAgainInSequenceOrder) {
   producers.complete(b, kTimedOut);
   BatchCheck early = producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 2);
   EXPECT_EQ(early.verdict, BatchVerdict::kReject) << "the second failed batch before the first";
-  EXPECT_EQ(early.outcome.error, ErrorCode::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(early.outcome.error, ErrorCode::kNotEnoughReplicas);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 3).verdict, BatchVerdict::kAppend);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 4).verdict, BatchVerdict::kAppend);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 10, 10}, 5).verdict, BatchVerdict::kAppend);
@@ -320,11 +320,33 @@ TEST(ClientDedupOrder, NoRewindPastABatchThatIsInFlightOrAcknowledged) {
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 3).verdict, BatchVerdict::kAppend);
 }
 
+// A batch that failed with its outcome unknown may be in the log: its retry
+// is answered that failure again instead of being sent a second time, and a
+// later failure does not rewind the sequence to before it.
+TEST(ClientDedupOrder, AFailureThatMayBeWrittenIsNeverSentAgain) {
+  ClientProducers producers(ClientProducersConfig{});
+  ClientBatchOutcome maybe_written = kTimedOut;
+  maybe_written.maybe_written = true;
+  const std::uint64_t a = producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 1).handle;
+  const std::uint64_t b = producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 1).handle;
+  producers.complete(a, maybe_written);
+  producers.complete(b, kTimedOut);
+  BatchCheck retry_a = producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 2);
+  EXPECT_EQ(retry_a.verdict, BatchVerdict::kReject);
+  EXPECT_EQ(retry_a.outcome.error, ErrorCode::kRequestTimedOut);
+  EXPECT_TRUE(retry_a.outcome.maybe_written);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 3).verdict, BatchVerdict::kReject) << "and again";
+  // b was not appended: the sequence goes back to just after a, not before it.
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 10, 14}, 4).outcome.error,
+            ErrorCode::kNotEnoughReplicas);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 5).verdict, BatchVerdict::kAppend);
+}
+
 TEST(ClientDedupOrder, RewindAcrossTheSequenceWrap) {
   ClientProducers producers(ClientProducersConfig{});
   producers.complete(producers.check("t", 0, ClientBatch{kPid, 0, kMax - 4, kMax}, 1).handle, kWritten);
   producers.complete(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 2).handle, kTimedOut);
-  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 3).outcome.error, ErrorCode::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 3).outcome.error, ErrorCode::kNotEnoughReplicas);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 4).verdict, BatchVerdict::kAppend);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 5).verdict, BatchVerdict::kAppend);
 }
