@@ -92,6 +92,27 @@ WithdrawOutcome Accumulator::withdraw(RunTracker& run) {
   return WithdrawOutcome::kWithdrawn;
 }
 
+void Accumulator::withdraw_batched(PartitionState& p, RunTracker& run, std::string message) {
+  if (run.finished) return;
+  if (run.queued_in != nullptr) {  // the rest of a run larger than a batch
+    leave_queue(p, run);           // it is its origin's first, at the queue's head
+    p.add_queued_estimate(-static_cast<std::int64_t>(run.encoded_size_estimate));
+  }
+  run.result.error = ErrorCode::kNotEnoughReplicas;
+  run.result.error_message = std::move(message);
+  run.result.withdrawn = true;
+  finish_run(run);
+  settle_head(p);
+}
+
+void Accumulator::withdraw_queued_of(PartitionState& p, std::uint64_t origin) {
+  if (origin == 0) return;
+  auto list = p.queued_by_origin().find(origin);
+  if (list == p.queued_by_origin().end() || list->second.empty()) return;
+  RunTracker& first = *list->second.front();
+  if (first.withdrawable()) withdraw(first);  // and its origin's runs behind it
+}
+
 void Accumulator::take_back(PartitionState& p, RunTracker& run, std::string message) {
   p.add_queued_estimate(-static_cast<std::int64_t>(run.encoded_size_estimate));
   run.queued_in = nullptr;
@@ -216,6 +237,7 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
     piece.record_count = append_run(builder, *run, batch_bytes);
     if (piece.record_count > 0) {
       ++run->pieces_outstanding;
+      run->batched_in = &p;
       batch->created_ms = std::min(batch->created_ms, run->enqueued_ms);
       batch->pieces.push_back(piece);
     }

@@ -37,6 +37,13 @@ class Accumulator {
   // it is withdrawn, and so do those of its origin's runs queued behind it,
   // in queue order, right after it.
   WithdrawOutcome withdraw(RunTracker& run);
+  // RefusedBatchWithdrawal's part: `run`, some of whose records are in p's
+  // batches that are known not to be in the log, ends withdrawn (its `done`
+  // runs inside the call); what is left of it in p's queue leaves the queue.
+  // Its pieces stay in their batches until the caller rebuilds them.
+  void withdraw_batched(PartitionState& p, RunTracker& run, std::string message);
+  // The runs of `origin` still queued in p are withdrawn, in queue order.
+  void withdraw_queued_of(PartitionState& p, std::uint64_t origin);
 
   bool idle() const { return runs_outstanding_ == 0; }
   bool has_deferred() const { return !deferred_finish_.empty(); }

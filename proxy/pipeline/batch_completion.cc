@@ -1,5 +1,7 @@
 #include "proxy/pipeline/batch_completion.h"
 
+#include <spdlog/spdlog.h>
+
 #include <vector>
 
 namespace pp {
@@ -15,6 +17,12 @@ void BatchCompletion::complete(PartitionState& p, const BatchPtr& batch, std::in
   ok.log_append_time_ms = response ? response->log_append_time_ms : -1;
   ok.log_start_offset = response ? response->log_start_offset : -1;
   for (const auto& piece : batch->pieces) {
+    if (piece.run->result.withdrawn) {
+      // Not reached: a batch carrying a withdrawn run is never sent
+      // (RefusedBatchWithdrawal), so the broker cannot have appended it.
+      spdlog::error("{}: records withdrawn at their client's deadline were acknowledged upstream (seq {}..{})",
+                    p.tp().to_string(), batch->base_sequence, batch->last_sequence());
+    }
     ok.base_offset = base_offset >= 0 ? base_offset + piece.offset_in_batch : -1;
     accumulator_.finish_piece(piece, &ok, ErrorCode::kNone, {});
   }

@@ -64,7 +64,8 @@ RunTicket IdempotentProducer::submit(const std::string& topic, std::int32_t part
 WithdrawOutcome IdempotentProducer::withdraw(const RunTicket& ticket) {
   const std::shared_ptr<RunTracker> run = ticket.lock();
   if (!run) return WithdrawOutcome::kEnded;
-  const WithdrawOutcome outcome = accumulator_.withdraw(*run);
+  WithdrawOutcome outcome = accumulator_.withdraw(*run);
+  if (outcome == WithdrawOutcome::kInFlight) outcome = refused_.withdraw(*run);
   if (outcome == WithdrawOutcome::kWithdrawn) wake();  // the partition's head may have changed
   return outcome;
 }
@@ -185,6 +186,7 @@ void IdempotentProducer::poll() {
   resolve_sequences();
   bumper_.maybe_bump();
   maybe_init_producer_id(now);  // after maybe_bump: an exhausted epoch asks for a new id at once
+  refused_.rebuild_ready(partitions_);
   if (identity_.ready())
     sender_.drain(partitions_, now, [this, now](OutgoingProduce out) { dispatch(std::move(out), now); });
 }

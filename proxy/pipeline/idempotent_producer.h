@@ -32,6 +32,7 @@
 #include "proxy/pipeline/pipeline_observer.h"
 #include "proxy/pipeline/producer_identity.h"
 #include "proxy/pipeline/record_sink.h"
+#include "proxy/pipeline/refused_batch_withdrawal.h"
 #include "proxy/pipeline/response_handler.h"
 #include "proxy/pipeline/sender.h"
 #include "proxy/pipeline/topic_table.h"
@@ -137,6 +138,7 @@ class IdempotentProducer final : public RecordSink {
   EpochBumper bumper_{identity_, partitions_, *observer_};
   IdlePartitions idle_{partitions_, identity_, bumper_, memory_};
   BatchCompletion completion_{accumulator_, *observer_, partitions_};
+  RefusedBatchWithdrawal refused_{config_, accumulator_, memory_};
   ResponseHandler responses_{config_, upstream_, clock_,      *observer_, memory_,    accumulator_,
                              topics_, identity_, partitions_, bumper_,    completion_};
 

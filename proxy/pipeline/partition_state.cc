@@ -145,4 +145,19 @@ void PartitionState::replace_with_split(const BatchPtr& original, const std::vec
   unacked_.insert(it, pieces.begin(), pieces.end());
 }
 
+void PartitionState::replace_tail(std::size_t first, const std::vector<BatchPtr>& rebuilt) {
+  if (first >= unacked_.size()) return;
+  std::int32_t seq = unacked_[first]->base_sequence;
+  std::uint64_t ord = unacked_[first]->ordinal;
+  unacked_.erase(unacked_.begin() + static_cast<std::ptrdiff_t>(first), unacked_.end());
+  for (const auto& b : rebuilt) {
+    b->base_sequence = seq;
+    b->ordinal = ord++;
+    seq = ProducerBatch::wrap_sequence(seq, b->record_count);
+    unacked_.push_back(b);
+  }
+  next_seq_ = seq;
+  next_ord_ = ord;
+}
+
 }  // namespace pp

@@ -130,6 +130,14 @@ class PartitionState {
   // A split, an isolation or a bisection: `original` was replaced in unacked
   // by `pieces` (same first sequence).
   void replace_with_split(const BatchPtr& original, const std::vector<BatchPtr>& pieces);
+  // Withdrawal from refused batches: unacked from index `first` on is
+  // replaced by `rebuilt` (possibly none), whose sequences and ordinals run
+  // on from the old unacked[first]'s; the next sequence follows the last.
+  void replace_tail(std::size_t first, const std::vector<BatchPtr>& rebuilt);
+  // Runs were withdrawn from batches of this partition that are not in the
+  // log: nothing of it is sent until those batches are rebuilt without them.
+  bool rebuild_pending() const { return rebuild_pending_; }
+  void set_rebuild_pending(bool pending) { rebuild_pending_ = pending; }
 
   // ---- window (KIP-1269) ----
   std::int32_t window() const { return window_; }
@@ -166,7 +174,9 @@ class PartitionState {
   // Nothing queued, in flight, unresolved or draining: only the sequence is
   // left, and the memo keeps it. The window is not kept: the leader may
   // change while the partition is retired, and a new leader starts at 5.
-  bool retirable() const { return idle() && inflight_batches_ == 0 && !unresolved_next_ && !draining_; }
+  bool retirable() const {
+    return idle() && inflight_batches_ == 0 && !unresolved_next_ && !draining_ && !rebuild_pending_;
+  }
   SequenceMemo sequence_memo() const {
     return {owner_, next_seq_, last_acked_seq_, next_ord_, first_unacked_, log_id_};
   }
@@ -193,6 +203,7 @@ class PartitionState {
   std::int32_t leader_epoch_ = -1;
   bool draining_ = false;
   bool leader_unconfirmed_ = false;
+  bool rebuild_pending_ = false;
   std::int32_t inflight_batches_ = 0;
   std::int64_t last_used_ms_ = 0;
   std::size_t batch_limit_bytes_ = 0;

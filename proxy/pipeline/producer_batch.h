@@ -29,6 +29,9 @@ struct RunTracker {
   // batched and it has not finished: a partition with queued runs is never
   // retired.
   PartitionState* queued_in = nullptr;
+  // The partition whose batches carry its records. Valid while a piece of it
+  // is in a batch: a partition with unacknowledged batches is never retired.
+  PartitionState* batched_in = nullptr;
   std::size_t encoded_size_estimate = 0;  // upper bound of its records in a batch
   std::size_t own_size_estimate = 0;      // of that, what is copied: not the values it borrows
   std::uint32_t pieces_outstanding = 0;   // batches carrying part of it, not yet ended

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "proxy/records/record_batch_builder.h"
+#include "proxy/pipeline/batch_rebuild.h"
 
 namespace pp {
 
@@ -241,32 +241,7 @@ void ResponseHandler::leader_changed(PartitionState& p, std::int32_t leader, std
 // batch.
 BatchPtr ResponseHandler::rebuild(const ProducerBatch& from, const std::vector<BatchPiece>& pieces,
                                   std::int32_t base_sequence) {
-  auto batch = std::make_shared<ProducerBatch>();
-  batch->tp = from.tp;
-  batch->created_ms = from.created_ms;
-  batch->attempts = from.attempts;
-  batch->state = BatchState::kAwaitingRetry;
-  batch->renumbered = from.renumbered;
-  batch->ever_ambiguous = from.ever_ambiguous;
-  RecordBatchBuildOptions options;
-  options.producer_id = from.producer_id.value;
-  options.producer_epoch = from.producer_epoch.value;
-  options.base_sequence = base_sequence;
-  options.compression = config_.compression;
-  RecordBatchBuilder builder(options);
-  for (BatchPiece piece : pieces) {
-    piece.offset_in_batch = static_cast<std::uint32_t>(builder.record_count());
-    for (std::uint32_t i = 0; i < piece.record_count; ++i) {
-      const RunRecord& r = piece.run->run.records[piece.first_record + i];
-      builder.append_borrowing_value(r.timestamp_ms, r.key, r.value, r.headers, piece.run->run.storage);
-    }
-    ++piece.run->pieces_outstanding;
-    batch->pieces.push_back(piece);
-  }
-  batch->record_count = builder.record_count();
-  batch->bytes = builder.build_frame();
-  batch->charge = memory_.charge(MemoryUse::kUpstreamBatches, batch->bytes.own.capacity());
-  return batch;
+  return rebuild_batch(from, pieces, base_sequence, config_.compression, memory_);
 }
 
 // Splitting: halve a batch the broker found too large. Only done when no attempt

@@ -10,6 +10,9 @@ BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
   // The draining rules of docs/design/PIPELINE.md, in order. Skip: a leader
   // must be known and the old leader drained (leader change).
   if (p.leader_id() < 0 || p.draining()) return nullptr;
+  // Runs were withdrawn from its refused batches: nothing goes until they
+  // are rebuilt without them (RefusedBatchWithdrawal).
+  if (p.rebuild_pending()) return nullptr;
   // The retry head: retries first, strictly in sequence order, one at a time.
   if (BatchPtr head = p.retry_head()) {
     if (!head->skip_backoff && now < head->retry_at_ms) return nullptr;

@@ -200,5 +200,107 @@ TEST_F(WithdrawTest, AQueuedRunWithdrawnAfterTheDeliveryTimeoutFailedItIsEnded) 
   EXPECT_EQ(producer->withdraw(a), WithdrawOutcome::kEnded);
 }
 
+// Every record of a batch sent so far: values and base sequences, not acked.
+std::vector<std::pair<std::int32_t, std::vector<std::string>>> batches_of(const SentProduce& request) {
+  std::vector<std::pair<std::int32_t, std::vector<std::string>>> out;
+  for (const SentBatch& b : request.batches) {
+    auto view = decode_record_batch(b.bytes);
+    EXPECT_TRUE(view.has_value());
+    if (!view) continue;
+    std::vector<std::string> values;
+    for (const auto& r : view->records()) values.emplace_back(reinterpret_cast<const char*>(r.value->data()), r.value->size());
+    out.emplace_back(b.base_sequence, std::move(values));
+  }
+  return out;
+}
+
+// A batch refused NOT_ENOUGH_REPLICAS is not in the log: while it waits for
+// its retry, a run in it is withdrawn as if never sent, and the batch goes
+// again without it, from the same first sequence.
+TEST_F(WithdrawTest, ARunInABatchRefusedUnappendedIsWithdrawnAndTheBatchRebuilt) {
+  start_unreachable();
+  upstream.node_ready[1] = true;
+  submit_from(1, "a");
+  const RunTicket b = submit_from(2, "b", 3);
+  submit_from(3, "c");
+  poll();
+  auto first = upstream.take();
+  ASSERT_EQ(batches_of(first).size(), 1u);
+  const std::int32_t base = batches_of(first)[0].first;
+  ScriptedUpstream::answer(first, [](const SentBatch&) { return error(ErrorCode::kNotEnoughReplicas); });
+  ASSERT_TRUE(upstream.outstanding.empty());
+
+  EXPECT_EQ(producer->withdraw(b), WithdrawOutcome::kWithdrawn);
+  ASSERT_TRUE(result("b").has_value()) << "answered inside withdraw()";
+  EXPECT_EQ(result("b")->error, ErrorCode::kNotEnoughReplicas);
+  EXPECT_TRUE(result("b")->withdrawn);
+  EXPECT_FALSE(result("a").has_value());
+
+  clock.advance(100);
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  const auto again = batches_of(upstream.outstanding.front());
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].first, base) << "the same first sequence: nothing of it is in the log";
+  EXPECT_EQ(again[0].second, (std::vector<std::string>{"a-0", "a-1", "c-0", "c-1"}));
+  EXPECT_EQ(sent_values_acked(), (std::vector<std::string>{"a-0", "a-1", "c-0", "c-1"}));
+  EXPECT_EQ(result("a")->error, ErrorCode::kNone);
+  EXPECT_EQ(result("c")->error, ErrorCode::kNone);
+  EXPECT_EQ(state("t", 0).next_sequence(), base + 4);
+}
+
+// An attempt that ended with an unknown outcome may be in the log: its runs
+// stay, and are answered as in flight.
+TEST_F(WithdrawTest, ARunInABatchWhoseOutcomeIsUnknownStaysInFlight) {
+  start_unreachable();
+  upstream.node_ready[1] = true;
+  const RunTicket a = submit_from(1, "a");
+  poll();
+  auto first = upstream.take();
+  ScriptedUpstream::fail(first, ErrorCode::kNetworkException);
+  EXPECT_EQ(producer->withdraw(a), WithdrawOutcome::kInFlight);
+  EXPECT_FALSE(result("a").has_value());
+  clock.advance(100);
+  poll();
+  EXPECT_EQ(sent_values_acked(), (std::vector<std::string>{"a-0", "a-1"}));
+  EXPECT_EQ(result("a")->error, ErrorCode::kNone);
+}
+
+// A later batch still in flight behind a refused one cannot be in the log
+// either: its run is withdrawn at once, and the partition sends nothing until
+// that batch has come back and the batches are rebuilt without the run.
+TEST_F(WithdrawTest, ARunInFlightBehindARefusedBatchIsWithdrawnAndItsSequencesReused) {
+  start_unreachable();
+  upstream.node_ready[1] = true;
+  submit_from(1, "a");
+  poll();
+  const RunTicket b = submit_from(2, "b");
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 2u);
+  auto first = upstream.take();
+  const std::int32_t base = batches_of(first)[0].first;
+  ScriptedUpstream::answer(first, [](const SentBatch&) { return error(ErrorCode::kNotEnoughReplicas); });
+
+  EXPECT_EQ(producer->withdraw(b), WithdrawOutcome::kWithdrawn);
+  EXPECT_TRUE(result("b")->withdrawn);
+  clock.advance(100);
+  poll();
+  EXPECT_EQ(upstream.outstanding.size(), 1u) << "nothing more goes while b's batch is out";
+  auto second = upstream.take();
+  ScriptedUpstream::answer(second, [](const SentBatch&) { return error(ErrorCode::kOutOfOrderSequenceNumber); });
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  const auto retry = batches_of(upstream.outstanding.front());
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_EQ(retry[0].first, base);
+  EXPECT_EQ(sent_values_acked(), (std::vector<std::string>{"a-0", "a-1"}));
+  submit_from(3, "c");
+  poll();
+  ASSERT_EQ(upstream.outstanding.size(), 1u);
+  EXPECT_EQ(batches_of(upstream.outstanding.front())[0].first, base + 2) << "b's sequences are reused";
+  EXPECT_EQ(sent_values_acked(), (std::vector<std::string>{"c-0", "c-1"}));
+  EXPECT_TRUE(producer->idle());
+}
+
 }  // namespace
 }  // namespace pp::testing
