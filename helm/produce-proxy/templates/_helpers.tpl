@@ -27,22 +27,39 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
-produce-proxy.toml from .Values.config. Each value goes through toJson: a JSON
-string, number, boolean or array of strings is also valid TOML, and numbers
-print as integers (toToml would print helm's float64 values as floats, which
-the proxy rejects for integer keys).
+produce-proxy.toml from the effective config (produce-proxy.config). Each
+value goes through toJson: a JSON string, number, boolean or array of strings
+is also valid TOML, and numbers print as integers (toToml would print helm's
+float64 values as floats, which the proxy rejects for integer keys). A list of
+maps is an array of tables: config.listener.principals renders as
+[[listener.principals]] entries.
 */}}
 {{- define "produce-proxy.configToml" -}}
 # Rendered by the produce-proxy chart from .Values.config.
-{{- range $section, $keys := .Values.config }}
+{{- $config := .Values.config }}
+{{- if include "produce-proxy.node.enabled" . }}
+{{- $config = include "produce-proxy.config" . | fromJson }}
+{{- end }}
+{{- range $section, $keys := $config }}
 
 [{{ $section }}]
 {{- range $key, $value := $keys }}
-{{- if not (kindIs "map" $value) }}
+{{- if not (or (kindIs "map" $value) (include "produce-proxy.isTableArray" $value)) }}
 {{ $key }} = {{ toJson $value }}
 {{- end }}
 {{- end }}
-{{- /* A map is a nested section: [upstream.tls], [upstream.sasl] */}}
+{{- range $key, $value := $keys }}
+{{- if include "produce-proxy.isTableArray" $value }}
+{{- range $entry := $value }}
+
+[[{{ $section }}.{{ $key }}]]
+{{- range $k, $v := $entry }}
+{{ $k }} = {{ toJson $v }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- /* A map is a nested section: [upstream.tls], [listener.sasl] */}}
 {{- range $sub, $subkeys := $keys }}
 {{- if kindIs "map" $subkeys }}
 
@@ -53,6 +70,38 @@ the proxy rejects for integer keys).
 {{- end }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{- define "produce-proxy.isTableArray" -}}
+{{- if and (kindIs "slice" .) (gt (len .) 0) (kindIs "map" (first .)) }}true{{ end -}}
+{{- end }}
+
+{{/*
+"true" when node.enabled: one proxy per node (templates/daemonset.yaml)
+instead of the sidecar. Absent node values (a parent's older copy) mean off.
+*/}}
+{{- define "produce-proxy.node.enabled" -}}
+{{- with .Values.node }}{{ if .enabled }}true{{ end }}{{ end -}}
+{{- end }}
+
+{{/*
+The config the proxy runs with, as JSON: .Values.config, and in node mode its
+listener on all interfaces at node.port. With node.expose=service the
+advertised address is the Service's DNS name (clients bootstrap and stay
+there); with hostPort the DaemonSet passes the node's IP with --set, since
+it differs per node.
+*/}}
+{{- define "produce-proxy.config" -}}
+{{- $config := deepCopy .Values.config -}}
+{{- if include "produce-proxy.node.enabled" . -}}
+{{- $port := int .Values.node.port -}}
+{{- $listener := dict "address" (printf "0.0.0.0:%d" $port) -}}
+{{- if eq .Values.node.expose "service" -}}
+{{- $_ := set $listener "advertised_address" (printf "%s.%s.svc:%d" (include "produce-proxy.fullname" .) .Release.Namespace $port) -}}
+{{- end -}}
+{{- $config = mergeOverwrite $config (dict "listener" $listener) -}}
+{{- end -}}
+{{- toJson $config -}}
 {{- end }}
 
 {{/*
@@ -97,9 +146,20 @@ message that says which value to change.
 {{- fail "config.upstream.bootstrap_servers is required: the Kafka cluster's [\"host:port\", ...]" -}}
 {{- end -}}
 {{- /* No open relay: the proxy's own rule (config/client_access.h), checked at render time. */ -}}
-{{- $listener := dig "listener" "address" "127.0.0.1:9092" .Values.config -}}
-{{- if and (not (regexMatch "^((?i)localhost|127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]):[0-9]+$" $listener)) (not (dig "listener" "allow_unauthenticated" false .Values.config)) -}}
-{{- fail (printf "config.listener.address %q is not loopback and the proxy does not authenticate its clients: an open relay under the proxy's upstream identity; keep it on 127.0.0.1, or set config.listener.allow_unauthenticated=true where a NetworkPolicy restricts who reaches the port" $listener) -}}
+{{- $config := include "produce-proxy.config" . | fromJson -}}
+{{- $listener := dig "listener" "address" "127.0.0.1:9092" $config -}}
+{{- $mtls := and (dig "listener" "tls" "enabled" false $config) (eq (dig "listener" "tls" "client_auth" "none" $config) "required") -}}
+{{- $sasl := dig "listener" "sasl" "mechanisms" list $config -}}
+{{- if and (not (regexMatch "^((?i)localhost|127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]):[0-9]+$" $listener)) (not $mtls) (not $sasl) (not (dig "listener" "allow_unauthenticated" false $config)) -}}
+{{- fail (printf "config.listener.address %q is not loopback and clients are not authenticated: an open relay under the proxy's upstream identity; require client certificates (config.listener.tls.enabled=true, client_auth=required) or SASL (config.listener.sasl.mechanisms), keep it on 127.0.0.1, or set config.listener.allow_unauthenticated=true where a NetworkPolicy restricts who reaches the port" $listener) -}}
+{{- end -}}
+{{- if include "produce-proxy.node.enabled" . -}}
+{{- if not (has .Values.node.expose (list "hostPort" "service")) -}}
+{{- fail (printf "node.expose must be hostPort or service, not %q" .Values.node.expose) -}}
+{{- end -}}
+{{- if and (or $mtls $sasl (dig "listener" "tls" "enabled" false $config)) (not .Values.node.clientAuthSecret.name) -}}
+{{- fail "node.clientAuthSecret.name is empty: the listener's TLS files and users file come from that Secret (keys tls.crt, tls.key, ca.crt, users), mounted at node.clientAuthSecret.mountPath" -}}
+{{- end -}}
 {{- end -}}
 {{- $metrics := dig "metrics" "address" "127.0.0.1:9464" .Values.config -}}
 {{- if or (hasPrefix "127." $metrics) (hasPrefix "localhost:" $metrics) (hasPrefix "[::1]" $metrics) -}}
