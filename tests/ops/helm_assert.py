@@ -2,10 +2,13 @@
 """Assertions on the objects `helm template` rendered for the produce-proxy chart.
 
 usage: helm_assert.py MODE RENDERED.yaml [TOML_OUT]
-MODE is native, container or podmonitor (native plus a PodMonitor). Writes the
-ConfigMap's produce-proxy.toml to TOML_OUT when given, for --check-config.
+MODE is native, container or podmonitor (native plus a PodMonitor), or
+node-hostPort / node-service (node.enabled: a DaemonSet, with a Service in
+the second). Writes the ConfigMap's produce-proxy.toml to TOML_OUT when
+given, for --check-config.
 Prints one line per failed check and exits 1 if any failed.
 """
+import re
 import sys
 import tomllib
 
@@ -20,12 +23,110 @@ def check(ok, what):
     return ok
 
 
+LOOPBACK = re.compile(r"^((?i:localhost)|127\.\d+\.\d+\.\d+|\[::1\]):\d+$")
+
+
+def check_security_context(proxy):
+    sc = proxy.get("securityContext", {})
+    check(sc.get("runAsNonRoot") is True, "runAsNonRoot")
+    check(sc.get("readOnlyRootFilesystem") is True, "readOnlyRootFilesystem")
+    check(sc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation false")
+    check(sc.get("capabilities", {}).get("drop") == ["ALL"], "capabilities drop ALL")
+    check(sc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "seccompProfile RuntimeDefault")
+
+
+def node_mode(mode, by_kind, config):
+    """One proxy per node: a DaemonSet (no app, no Deployment) whose listener
+    is beyond loopback only with client authentication, the client Secret
+    mounted read-only where the config names its files, and either a
+    hostPort advertised as the node's IP or a node-local Service."""
+    expose = mode.split("-", 1)[1]
+    want = ["ConfigMap", "DaemonSet"] + (["Service"] if expose == "service" else [])
+    check(sorted(by_kind) == sorted(want), f"rendered kinds {sorted(by_kind)}, want {sorted(want)}")
+    if "DaemonSet" not in by_kind:
+        return
+    listener = config.get("listener", {})
+    address = listener.get("address", "127.0.0.1:9092")
+    tls, sasl = listener.get("tls", {}), listener.get("sasl", {})
+    mtls = tls.get("enabled") is True and tls.get("client_auth") == "required"
+    check(not LOOPBACK.match(address), f"node: the listener {address} is reachable from other pods")
+    check(mtls or bool(sasl.get("mechanisms")),
+          "node: beyond loopback only with client certificates required or SASL")
+    check(listener.get("allow_unauthenticated") is not True, "node: allow_unauthenticated is not set")
+    port = int(address.rsplit(":", 1)[1])
+
+    ds = by_kind["DaemonSet"][0]
+    pod = ds["spec"]["template"]
+    spec = pod["spec"]
+    proxies = [c for c in spec["containers"] if c["name"] == "produce-proxy"]
+    check(len(spec["containers"]) == 1 and len(proxies) == 1 and not spec.get("initContainers"),
+          "node: the DaemonSet runs the proxy alone")
+    if not proxies:
+        return
+    proxy = proxies[0]
+    check_security_context(proxy)
+    selector = ds["spec"]["selector"]["matchLabels"]
+    check(all(pod["metadata"]["labels"].get(k) == v for k, v in selector.items()), "node: the DaemonSet selects its pods")
+    check(pod["metadata"].get("annotations", {}).get("checksum/config"), "node: checksum/config rolls pods")
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        check(proxy.get(probe, {}).get("httpGet", {}).get("path") == path, f"node: {probe} GET {path}")
+
+    kafka = [p for p in proxy.get("ports", []) if p["name"] == "kafka"]
+    check(len(kafka) == 1 and kafka[0]["containerPort"] == port, f"node: kafka containerPort {kafka} is {port}")
+    args = proxy.get("args", [])
+    env = {e["name"]: e for e in proxy.get("env", [])}
+    if expose == "hostPort":
+        check(kafka and kafka[0].get("hostPort") == port, "hostPort: the node's port is the listener's")
+        check(env.get("NODE_IP", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "status.hostIP",
+              "hostPort: NODE_IP from status.hostIP")
+        check(f"listener.advertised_address=$(NODE_IP):{port}" in args,
+              f"hostPort: Metadata advertises the node's IP, args {args}")
+    else:
+        check(kafka and "hostPort" not in kafka[0], "service: no hostPort")
+        svc = by_kind["Service"][0]
+        check(svc["spec"].get("internalTrafficPolicy") == "Local", "service: internalTrafficPolicy Local")
+        check(svc["spec"]["selector"] == selector, "service: selects the DaemonSet's pods")
+        sp = svc["spec"]["ports"]
+        check(len(sp) == 1 and sp[0]["port"] == port and sp[0]["targetPort"] == "kafka", f"service: ports {sp}")
+        want_adv = f"{svc['metadata']['name']}.default.svc:{port}"
+        check(listener.get("advertised_address") == want_adv,
+              f"service: Metadata advertises {listener.get('advertised_address')}, want {want_adv}")
+
+    mounts = {m["name"]: m for m in proxy.get("volumeMounts", [])}
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    auth = mounts.get("produce-proxy-client-auth", {})
+    check(auth.get("readOnly") is True, "node: the client Secret is mounted read-only")
+    secret = volumes.get("produce-proxy-client-auth", {}).get("secret", {})
+    check(secret.get("secretName"), "node: the client-auth volume is a Secret")
+    check(not any("subPath" in m for m in mounts.values()), "node: no subPath (it would hide Secret updates)")
+    mode_bits = secret.get("defaultMode", 0o644)
+    check(mode_bits & 0o007 == 0, f"node: the Secret's files are not world-readable ({oct(mode_bits)})")
+    fs_group = spec.get("securityContext", {}).get("fsGroup")
+    check(mode_bits & 0o004 or fs_group == proxy["securityContext"].get("runAsGroup"),
+          "node: the proxy's group owns the Secret's files (fsGroup)")
+    files = [tls.get(k) for k in ("cert_file", "key_file", "ca_file") if tls.get("enabled") and tls.get(k)]
+    files += [sasl["users_file"]] if sasl.get("mechanisms") else []
+    root = auth.get("mountPath", "") + "/"
+    for f in files:
+        check(f.startswith(root), f"node: {f} is in the mounted Secret {root}")
+
+
 def main():
     mode, rendered = sys.argv[1], sys.argv[2]
     docs = [d for d in yaml.safe_load_all(open(rendered)) if d]
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
+    if mode.startswith("node-"):
+        cm = by_kind["ConfigMap"][0]
+        toml_text = cm["data"]["produce-proxy.toml"]
+        if len(sys.argv) > 3:
+            open(sys.argv[3], "w").write(toml_text)
+        node_mode(mode, by_kind, tomllib.loads(toml_text))
+        for f in failures:
+            print(f"FAIL ({mode}): {f}")
+        print(f"{mode}: {'ok' if not failures else f'{len(failures)} failed'}")
+        return 1 if failures else 0
     check(sorted(by_kind) == sorted(["ConfigMap", "Deployment"] + (["PodMonitor"] if mode == "podmonitor" else [])),
           f"rendered kinds {sorted(by_kind)}")
 
@@ -66,12 +167,7 @@ def main():
         get = proxy.get(probe, {}).get("httpGet", {})
         check(get.get("path") == path and get.get("port") == "metrics", f"{probe} GET {path} on metrics")
 
-    sc = proxy.get("securityContext", {})
-    check(sc.get("runAsNonRoot") is True, "runAsNonRoot")
-    check(sc.get("readOnlyRootFilesystem") is True, "readOnlyRootFilesystem")
-    check(sc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation false")
-    check(sc.get("capabilities", {}).get("drop") == ["ALL"], "capabilities drop ALL")
-    check(sc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "seccompProfile RuntimeDefault")
+    check_security_context(proxy)
     check(proxy.get("resources", {}).get("limits", {}).get("memory"), "a memory limit")
     check(proxy.get("resources", {}).get("requests", {}).get("cpu"), "a cpu request")
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The helm chart lints (--strict) and renders what a sidecar needs, for the
-# default values (native sidecar) and the plain-container option; bad values
-# fail the render with a message; the rendered config passes the proxy's own
-# --check-config when the built binary is given.
+# default values (native sidecar) and the plain-container option, and the
+# node mode (helm/examples/node-values.yaml: a DaemonSet with a hostPort or a
+# node-local Service, its listener beyond loopback only with client TLS or
+# SASL, the client Secret mounted read-only); bad values fail the render with
+# a message; the rendered config passes the proxy's own --check-config when
+# the built binary is given.
 #
 # usage: helm_test.sh CHART_DIR [PRODUCE_PROXY] [TOOLS_DIR]
 # helm is looked for in $HELM, /opt/produce-proxy-tools/helm, PATH and
@@ -76,6 +79,18 @@ assert t == {"enabled": True, "ca_file": "/etc/produce-proxy-tls/ca.crt"}, t' "$
   { echo "FAIL: config.upstream.tls should render as [upstream.tls]"; fail=1; }
 if grep -q 'produce-proxy-tls' "$tmp/default.yaml"; then echo "FAIL: no Secret is mounted by default"; fail=1; fi
 
+step "node mode: one proxy per node, clients authenticated (helm/examples/node-values.yaml)"
+node_values="$repo/helm/examples/node-values.yaml"
+for expose in hostPort service; do
+  "$helm" lint --strict "$chart" -f "$node_values" --set node.expose=$expose >"$tmp/lint-$expose.txt" 2>&1 ||
+    { cat "$tmp/lint-$expose.txt"; fail=1; }
+  render node-$expose node-$expose -f "$node_values" --set node.expose=$expose
+done
+# Client certificates alone (mTLS, no SASL) meet the rule too.
+render node-mtls node-hostPort -f "$node_values" --set node.expose=hostPort --set-json 'config.listener.sasl.mechanisms=[]' \
+  --set config.listener.tls.client_auth=required
+if grep -qE 'kind: (DaemonSet|Service)$' "$tmp/default.yaml"; then echo "FAIL: node mode is off by default"; fail=1; fi
+
 refused() {  # EXPECTED_MESSAGE [helm args...]: the render must fail saying so
   local expected=$1
   shift
@@ -93,6 +108,13 @@ refused "is loopback" --set config.metrics.address=127.0.0.1:9464
 refused "Additional property lingr_ms is not allowed" --set config.producer.lingr_ms=10
 refused "sidecar.mode must be one of" --set sidecar.mode=sidecar
 refused "upstream.bootstrap_servers is required" --set 'config.upstream.bootstrap_servers=null'
+# No open relay: node mode without client authentication, and TLS that does
+# not require certificates without SASL.
+refused "clients are not authenticated" --set node.enabled=true
+refused "clients are not authenticated" -f "$node_values" --set-json 'config.listener.sasl.mechanisms=[]'
+refused "node.clientAuthSecret.name is empty" -f "$node_values" --set node.clientAuthSecret.name=
+refused "node.expose must be one of" -f "$node_values" --set node.expose=nodePort
+refused "clients are not authenticated" --set config.listener.address=0.0.0.0:9092
 # The plain container needs no 1.29 feature.
 "$helm" template t "$chart" --kube-version 1.27.0 --set sidecar.mode=container >/dev/null ||
   { echo "FAIL: container mode should render for Kubernetes 1.27"; fail=1; }
@@ -106,6 +128,28 @@ if [ -n "$proxy" ] && [ -x "$proxy" ] && "$proxy" --help 2>&1 | grep -q -- --che
   if "$proxy" --check-config --config "$tmp/tls.toml" 2>"$tmp/tls.err" ||
     ! grep -q 'upstream.tls.ca_file = "/etc/produce-proxy-tls/ca.crt" cannot be read' "$tmp/tls.err"; then
     echo "FAIL: --check-config should name the unreadable ca_file:"; cat "$tmp/tls.err"; fail=1
+  fi
+  # Node mode, with the files the Secret would hold: a CA, the listener's
+  # certificate and a users file written by `produce-proxy users add`.
+  printf '[listener.tls]\nenabled = false\n[upstream]\nbootstrap_servers = ["k:9092"]\n' >"$tmp/probe.toml"
+  if ! "$proxy" --check-config --config "$tmp/probe.toml" >/dev/null 2>&1; then
+    echo "note: $proxy predates [listener.tls]; node configs checked by TOML parse only"
+  elif ! command -v openssl >/dev/null; then
+    echo "note: no openssl; node configs checked by TOML parse only"
+  else
+    auth="$tmp/client-auth"
+    mkdir -p "$auth"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=clients-ca -keyout "$auth/ca.key" \
+      -out "$auth/ca.crt" 2>/dev/null
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=produce-proxy -keyout "$auth/tls.key" \
+      -out "$auth/tls.crt" 2>/dev/null
+    printf 'orders-secret\n' | "$proxy" users add orders-service --mechanism SCRAM-SHA-512 --mechanism PLAIN \
+      --users-file "$auth/users" || { echo "FAIL: produce-proxy users add"; fail=1; }
+    for name in node-hostPort node-service node-mtls; do
+      sed "s|/etc/produce-proxy/client-auth/|$auth/|" "$tmp/$name.toml" >"$tmp/$name-local.toml"
+      "$proxy" --check-config --config "$tmp/$name-local.toml" --set listener.advertised_address=10.0.0.1:9092 ||
+        { echo "FAIL: $name config"; cat "$tmp/$name-local.toml"; fail=1; }
+    done
   fi
 else
   echo "note: no produce-proxy with --check-config given; rendered configs checked by TOML parse only"
