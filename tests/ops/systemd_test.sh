@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The systemd unit passes `systemd-analyze verify` and rates an exposure of at
-# most 2.0 in `systemd-analyze security --offline=yes`; prints the score.
+# most 2.0 in `systemd-analyze security --offline=yes`; prints the score. The
+# example drop-ins beside it (produce-proxy.service.d/*.conf.example) load
+# without a warning, hand over the users file and the TLS key as
+# LoadCredential=, and the config they document names exactly those
+# credentials; with EXECUTABLE, that config passes --check-config.
 #
 # usage: systemd_test.sh UNIT_FILE [EXECUTABLE]
 # verify insists that ExecStart's binary exists, so a temporary copy of the
@@ -57,6 +61,60 @@ if ! systemd-analyze security --offline=yes --threshold=20 "$copy" >/dev/null 2>
   echo "FAIL: systemd-analyze security --threshold=20 failed"
   fail=1
 fi
+
+# Example drop-ins, installed beside the copy as systemd would find them.
+unit_name=$(basename "$unit")
+[ -e "$(dirname "$unit")/$unit_name.d/node-listener.conf.example" ] ||
+  { echo "FAIL: no $unit_name.d/node-listener.conf.example beside $unit"; fail=1; }
+for example in "$(dirname "$unit")/$unit_name.d"/*.conf.example; do
+  [ -e "$example" ] || continue
+  name=$(basename "$example" .example)
+  mkdir -p "$tmp/$unit_name.d"
+  cp "$example" "$tmp/$unit_name.d/$name"
+  # verify reports a drop-in's unknown keys and bad values only at debug level.
+  log=$(SYSTEMD_LOG_LEVEL=debug systemd-analyze verify --man=no "$copy" 2>&1) || true
+  if ! grep -q "DropIn Path: $tmp/$unit_name.d/$name" <<<"$log"; then
+    echo "FAIL: systemd-analyze verify did not load $name"; fail=1
+  elif grep "$name:[0-9]" <<<"$log"; then
+    echo "FAIL: $name does not parse cleanly (above)"; fail=1
+  else
+    echo "ok: $name loads cleanly with the unit"
+  fi
+  rm "$tmp/$unit_name.d/$name"
+  creds=$(sed -n 's/^LoadCredential=\([^:]*\):.*/\1/p' "$example" | sort)
+  grep -qx users <<<"$creds" && grep -q '\.key$' <<<"$creds" ||
+    { echo "FAIL: $name should load the users file and the TLS key as credentials: $creds"; fail=1; }
+  named=$(grep -oE "/run/credentials/$unit_name/[A-Za-z0-9._-]+" "$example" | sed 's|.*/||' | sort -u)
+  if [ "$named" != "$creds" ]; then
+    echo "FAIL: $name: the config names credentials [$named], LoadCredential= loads [$creds]"; fail=1
+  fi
+  # The config it documents (the commented block from [listener] on), with
+  # the credentials made here, must pass the proxy's own check.
+  printf '[listener.tls]\nenabled = false\n[upstream]\nbootstrap_servers = ["k:9092"]\n' >"$tmp/probe.toml"
+  if [ "$exe" = /bin/true ] || ! "$exe" --check-config --config "$tmp/probe.toml" >/dev/null 2>&1 ||
+    ! command -v openssl >/dev/null; then
+    echo "note: no produce-proxy that knows [listener.tls], or no openssl: $name's config not checked"
+    continue
+  fi
+  creds_dir="$tmp/credentials"
+  mkdir -p "$creds_dir"
+  for c in $creds; do
+    case $c in
+      *.crt) openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$c" -keyout "$creds_dir/${c%.crt}.key" \
+               -out "$creds_dir/$c" 2>/dev/null ;;
+      users) printf 'orders-secret\n' | "$exe" users add orders-service --mechanism SCRAM-SHA-512 \
+               --mechanism PLAIN --users-file "$creds_dir/users" >/dev/null ;;
+    esac
+  done
+  { sed -n '/^#   \[listener\]$/,/^# and check it/p' "$example" | sed '$d' | sed -E 's/^#( {3})?//' |
+      sed "s|/run/credentials/$unit_name/|$creds_dir/|"
+    printf '\n[upstream]\nbootstrap_servers = ["k:9092"]\n'; } >"$tmp/$name.toml"
+  if "$exe" --check-config --config "$tmp/$name.toml"; then
+    echo "ok: the config $name documents passes --check-config"
+  else
+    echo "FAIL: the config $name documents:"; cat "$tmp/$name.toml"; fail=1
+  fi
+done
 
 # The hardening the issue asks for is there in so many words (a score can
 # hide a missing one behind others).
