@@ -86,9 +86,31 @@ void IdempotentProducer::fail_unroutable() {
     if (error != ErrorCode::kNone && error != ErrorCode::kLeaderNotAvailable) {
       accumulator_.fail_queued(*p, error, "topic error from upstream metadata");
     } else if (error == ErrorCode::kNone && !topics_.partition(tp)) {
-      accumulator_.fail_queued(*p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream");
+      fail_if_still_unknown(*p);
+    } else {
+      p->set_unknown_since_answer(std::nullopt);
     }
   }
+}
+
+// A partition the upstream's answers do not name: one just added
+// (CreatePartitions) reaches the brokers' metadata at different times, so it
+// is asked about again, and its runs fail only when a later answer, not the
+// one that was current when they came, still leaves it out.
+void IdempotentProducer::fail_if_still_unknown(PartitionState& p) {
+  constexpr std::uint64_t kAnswersToWaitFor = 2;
+  const std::uint64_t answers = topics_.answers(p.tp().topic);
+  if (!p.unknown_since_answer()) {
+    p.set_unknown_since_answer(answers);
+    upstream_.request_metadata({p.tp().topic});
+    return;
+  }
+  if (answers < *p.unknown_since_answer() + kAnswersToWaitFor) {
+    if (answers > *p.unknown_since_answer()) upstream_.request_metadata({p.tp().topic});
+    return;
+  }
+  p.set_unknown_since_answer(std::nullopt);
+  accumulator_.fail_queued(p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream");
 }
 
 void IdempotentProducer::on_metadata(const MetadataUpdate& update) {

@@ -109,6 +109,7 @@ class IdempotentProducer final : public RecordSink {
   void fatal(ErrorCode error);
 
   void fail_unroutable();
+  void fail_if_still_unknown(PartitionState& p);
   void follow_metadata(PartitionState& p, const PartitionLeadership& l, bool topic_recreated);
   void follow_topic_id(PartitionState& p, const Uuid& id);
   void log_topic_changes(const std::string& topic, const TopicChanges& changes) const;

@@ -134,6 +134,12 @@ class PartitionState {
   // replaced by `rebuilt` (possibly none), whose sequences and ordinals run
   // on from the old unacked[first]'s; the next sequence follows the last.
   void replace_tail(std::size_t first, const std::vector<BatchPtr>& rebuilt);
+  // The topic's Metadata answer count (TopicTable::answers) when runs were
+  // first queued for this partition while the answers did not name it: it
+  // fails them only once later answers still do not (a partition just added
+  // may not be known to every broker yet). Cleared when the partition is known.
+  const std::optional<std::uint64_t>& unknown_since_answer() const { return unknown_since_answer_; }
+  void set_unknown_since_answer(std::optional<std::uint64_t> answer) { unknown_since_answer_ = answer; }
   // Runs were withdrawn from batches of this partition that are not in the
   // log: nothing of it is sent until those batches are rebuilt without them.
   bool rebuild_pending() const { return rebuild_pending_; }
@@ -204,6 +210,7 @@ class PartitionState {
   bool draining_ = false;
   bool leader_unconfirmed_ = false;
   bool rebuild_pending_ = false;
+  std::optional<std::uint64_t> unknown_since_answer_;
   std::int32_t inflight_batches_ = 0;
   std::int64_t last_used_ms_ = 0;
   std::size_t batch_limit_bytes_ = 0;

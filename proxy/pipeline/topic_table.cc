@@ -20,6 +20,12 @@ void TopicTable::forget(std::string_view name) {
     names_by_id_.erase(it->second.topic_id);
     topics_.erase(it);
   }
+  if (auto it = answers_.find(name); it != answers_.end()) answers_.erase(it);
+}
+
+std::uint64_t TopicTable::answers(std::string_view name) const {
+  auto it = answers_.find(name);
+  return it == answers_.end() ? 0 : it->second;
 }
 
 TopicChanges TopicTable::apply(const std::string& name, const TopicLeadership& reported) {
@@ -46,6 +52,7 @@ TopicChanges TopicTable::apply(const std::string& name, const TopicLeadership& r
   if (old && old->topic_id != now.topic_id) names_by_id_.erase(old->topic_id);
   if (!now.topic_id.is_zero()) names_by_id_.insert_or_assign(now.topic_id, name);
   topics_.insert_or_assign(name, std::move(now));
+  ++answers_[name];
   return changes;
 }
 

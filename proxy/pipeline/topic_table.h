@@ -65,9 +65,14 @@ class TopicTable {
   std::optional<std::string> name_of(const Uuid& id) const;
   // The brokers leading any partition of any topic known.
   std::set<std::int32_t> leader_nodes() const;
+  // How many Metadata answers have described the topic since it was first
+  // (or again, after forget()) known: a partition missing from one answer
+  // may be one just added that the answering broker has not learned yet.
+  std::uint64_t answers(std::string_view name) const;
 
  private:
   std::map<std::string, TopicLeadership, std::less<>> topics_;
+  std::map<std::string, std::uint64_t, std::less<>> answers_;
   std::map<Uuid, std::string> names_by_id_;  // every non-zero topic_id of topics_
 };
 
