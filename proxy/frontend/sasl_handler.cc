@@ -86,7 +86,9 @@ void fail_login(ClientSession& session, std::string_view mechanism, std::string 
   timer.start(delay, 0, [slot, answer = std::move(answer)]() mutable { slot.send(std::move(answer)); });
 }
 
-void succeed(ClientSession& session, std::string_view mechanism, std::string user) {
+// `user` by value: the caller passes the mechanism's own name, which complete() frees.
+void succeed(ClientSession& session, std::string_view mechanism,
+             std::string user) {  // NOLINT(performance-unnecessary-value-param): outlives the mechanism
   FrontendContext& ctx = session.context();
   const bool first = !session.auth().authenticated();
   if (!first && user != session.auth().user()) {

@@ -2,13 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "proxy/sasl/base64.h"
 
@@ -86,7 +86,8 @@ std::expected<UserCredentials, std::string> read_user(const toml::table& table, 
   UserCredentials out;
   for (const auto& [key, node] : table) {
     const std::string mechanism(key.str());
-    const std::string at = where + "." + mechanism;
+    std::string at = where;
+    at.append(".").append(mechanism);
     const auto* entry = node.as_table();
     if (entry == nullptr) return std::unexpected(at + " must be a table");
     const EntryReader r(*entry, at);
@@ -120,9 +121,11 @@ std::expected<UserStore, std::string> read_users(const toml::table& root, std::s
     if (!valid_user_name(name)) {
       return std::unexpected(file + ": a user name is not 1-255 bytes of printable ASCII without spaces");
     }
+    std::string where = file;
+    where.append(": users.\"").append(name).append("\"");
     const auto* user = node.as_table();
-    if (user == nullptr) return std::unexpected(file + ": users.\"" + name + "\" must be a table");
-    auto credentials = read_user(*user, file + ": users.\"" + name + "\"");
+    if (user == nullptr) return std::unexpected(where + " must be a table");
+    auto credentials = read_user(*user, where);
     if (!credentials) return std::unexpected(credentials.error());
     users.emplace(name, std::move(*credentials));
   }
