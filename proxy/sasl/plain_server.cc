@@ -38,8 +38,8 @@ std::expected<ServerStep, AuthFailure> PlainServer::evaluate(ByteView response) 
   if (!token) return std::unexpected(token.error());
   user_ = token->authcid;
   if (!token->authzid.empty() && token->authzid != token->authcid) {
-    return std::unexpected(failure(AuthFailureReason::kMalformed,
-                                   "the authorization id differs from the user name (not supported)"));
+    return std::unexpected(
+        failure(AuthFailureReason::kMalformed, "the authorization id differs from the user name (not supported)"));
   }
   const auto it = users_->find(token->authcid);
   if (it == users_->end() || !it->second.plain) {

@@ -178,8 +178,8 @@ std::expected<ServerStep, AuthFailure> ScramServer::server_first(std::string_vie
   user_ = first->user;
   const ScramCredential* cred = credential();
   if (cred == nullptr) {
-    return std::unexpected(failure(AuthFailureReason::kUnknownUser,
-                                   "no such user with " + std::string(name()) + " credentials"));
+    return std::unexpected(
+        failure(AuthFailureReason::kUnknownUser, "no such user with " + std::string(name()) + " credentials"));
   }
   if (server_nonce_.empty()) {
     auto random = random_bytes(kServerNonceBytes);

@@ -23,7 +23,7 @@ struct ClientFirst {
   std::string gs2_header;  // "n,," or "n,a=user," (what c= must repeat)
   std::string user;        // the saslname decoded ("=2C" -> ',', "=3D" -> '=')
   std::string nonce;
-  std::string bare;        // client-first-message-bare, for AuthMessage
+  std::string bare;  // client-first-message-bare, for AuthMessage
 };
 
 struct ClientFinal {

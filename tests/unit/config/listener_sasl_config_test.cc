@@ -60,7 +60,8 @@ TEST(ListenerSasl, MechanismsAndUsersFileGoTogether) {
   EXPECT_THAT(errors_of(with_sasl("users_file = \"" + users + "\"\n")),
               ElementsAre(HasSubstr("listener.sasl.users_file is set, but listener.sasl.mechanisms is empty")));
   EXPECT_THAT(errors_of(with_sasl("mechanisms = [\"SCRAM-SHA-256\"]\nusers_file = \"" + dir.path("missing") + "\"\n")),
-              ElementsAre(HasSubstr("listener.sasl.users_file = \"" + dir.path("missing") + "\" is not valid: cannot "
+              ElementsAre(HasSubstr("listener.sasl.users_file = \"" + dir.path("missing") +
+                                    "\" is not valid: cannot "
                                     "be read")));
 }
 
@@ -79,8 +80,7 @@ TEST(ListenerSasl, PlainWithoutTlsIsRefusedUnlessAllowed) {
 TEST(ListenerSasl, CountsAsClientAuthenticationForTheOpenRelayRule) {
   TempDir dir;
   const std::string toml = std::string(kMinimal) + "[listener]\naddress = \"0.0.0.0:9092\"\n[listener.sasl]\n" +
-                           "mechanisms = [\"SCRAM-SHA-512\"]\nusers_file = \"" + dir.write("users.toml", "") +
-                           "\"\n";
+                           "mechanisms = [\"SCRAM-SHA-512\"]\nusers_file = \"" + dir.write("users.toml", "") + "\"\n";
   const auto s = parse_settings(toml, "pp.toml");
   ASSERT_TRUE(s) << format_errors(s.error());
   EXPECT_TRUE(clients_authenticated(s->listener));

@@ -150,9 +150,8 @@ TEST(ScramServerParser, ClientFinalGrammar) {
   EXPECT_EQ(ok->channel_binding, "n,,");
   EXPECT_EQ(ok->proof.size(), 32u);
   EXPECT_EQ(ok->without_proof, "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0");
-  for (const std::string_view bad :
-       {"", "c=biws", "c=biws,r=abc", "c=biws,r=abc,p=", "c=bi,r=abc,p=AAAA", "r=abc,c=biws,p=AAAA",
-        "c=biws,r=abc,x,p=AAAA", "c=biws,r=abc,p=AAAA,e=1"}) {
+  for (const std::string_view bad : {"", "c=biws", "c=biws,r=abc", "c=biws,r=abc,p=", "c=bi,r=abc,p=AAAA",
+                                     "r=abc,c=biws,p=AAAA", "c=biws,r=abc,x,p=AAAA", "c=biws,r=abc,p=AAAA,e=1"}) {
     EXPECT_FALSE(parse_client_final(bad)) << bad;
   }
 }
