@@ -16,8 +16,7 @@ std::optional<Versions> handled_versions(ApiKey key) {
     case ApiKey::kMetadata:
     case ApiKey::kApiVersions:
     case ApiKey::kInitProducerId:  // idempotent clients only: ids from ClientProducers
-      return Versions{0, kMaxVersion};
-    case ApiKey::kSaslHandshake:  // client SASL (sasl_handler.h); outside it ILLEGAL_SASL_STATE
+    case ApiKey::kSaslHandshake:   // client SASL (sasl_handler.h); outside it ILLEGAL_SASL_STATE
     case ApiKey::kSaslAuthenticate:
       return Versions{0, kMaxVersion};
     default:

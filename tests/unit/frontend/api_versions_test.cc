@@ -45,7 +45,15 @@ void expect_our_table(const std::vector<ApiVersionRange>& ranges,
   ASSERT_NE(init, nullptr);
   EXPECT_EQ(init->min_version, 0);
   EXPECT_EQ(init->max_version, 5);
-  EXPECT_EQ(ranges.size(), 6u);
+  // Client SASL (listener.sasl): SaslHandshake v0-v1, SaslAuthenticate v0-v2,
+  // listed whether or not the listener asks for SASL, as a broker does.
+  const auto* handshake = find_range(ranges, ApiKey::kSaslHandshake);
+  ASSERT_NE(handshake, nullptr);
+  EXPECT_EQ(handshake->max_version, 1);
+  const auto* authenticate = find_range(ranges, ApiKey::kSaslAuthenticate);
+  ASSERT_NE(authenticate, nullptr);
+  EXPECT_EQ(authenticate->max_version, 2);
+  EXPECT_EQ(ranges.size(), 8u);
   EXPECT_TRUE(
       std::is_sorted(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.api_key < b.api_key; }));
 }
