@@ -2,9 +2,19 @@
 # Fetch the pinned Apache Kafka broker jars (tests/kafka/pom.xml) from Maven
 # Central into a cache OUTSIDE the build tree:
 #   ${PP_CACHE_DIR:-$HOME/.cache/produce-proxy}/kafka-<version>/libs
-# Idempotent: a stamp file keyed by the pom's hash makes a second run a fast
-# no-op. The last line on stdout is always the libs directory.
+# Idempotent: a stamp file keyed by the pom's hash and the version makes a
+# second run a fast no-op. The last line on stdout is always the libs directory.
 # Called by scripts/setup.sh --test-peers; tests/kafka/kafka_cluster.py calls it too.
+#
+#   fetch_kafka.sh                the version PP_KAFKA_VERSION names, else the
+#                                 one tests/kafka/kafka-version.txt in the cache
+#                                 selected, else the pom's pinned one
+#   fetch_kafka.sh --try-newer    tries each newer release in NEWER_KAFKA (4.5.0,
+#                                 then 5.0.0) from Maven Central and selects the
+#                                 newest that resolves for tests/kafka (written to
+#                                 $cache/kafka-selected-version); when none does,
+#                                 prints a SKIP line and selects the pinned one.
+#                                 setup.sh --test-peers runs it once per run.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,14 +27,37 @@ for tool in java javac mvn; do
     die "'$tool' not found; run scripts/setup.sh --test-peers (it installs default-jdk-headless and maven)"
 done
 
-version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom" | head -n1)"
-[[ -n "$version" ]] || die "no <kafka.version> in $pom"
-
+pinned="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom" | head -n1)"
+[[ -n "$pinned" ]] || die "no <kafka.version> in $pom"
 cache="${PP_CACHE_DIR:-$HOME/.cache/produce-proxy}"
+selected_file="$cache/kafka-selected-version"
+newer_releases=(${NEWER_KAFKA:-4.5.0 5.0.0})
+
+if [[ "${1:-}" == "--try-newer" ]]; then
+  mkdir -p "$cache"
+  newest=""
+  for candidate in "${newer_releases[@]}"; do
+    if PP_KAFKA_VERSION="$candidate" "$0" >/dev/null 2>&1; then newest="$candidate"; fi
+  done
+  if [[ -n "$newest" ]]; then
+    echo "$newest" >"$selected_file"
+    echo "fetch_kafka.sh: Apache Kafka $newest resolved from Maven Central; tests/kafka run on it" >&2
+  else
+    echo "$pinned" >"$selected_file"
+    echo "fetch_kafka.sh: SKIP newer Kafka: none of ${newer_releases[*]} resolves from Maven Central;" \
+      "tests/kafka stay on the pinned $pinned" >&2
+  fi
+  exit 0
+fi
+
+version="${PP_KAFKA_VERSION:-}"
+if [[ -z "$version" && -f "$selected_file" ]]; then version="$(tr -d '[:space:]' <"$selected_file")"; fi
+version="${version:-$pinned}"
+
 dest="$cache/kafka-$version"
 libs="$dest/libs"
 stamp="$dest/libs.stamp"
-want="$(sha256sum "$pom" | cut -d' ' -f1)"
+want="$(sha256sum "$pom" | cut -d' ' -f1)-$version"
 
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -d "$libs" ]]; then
   echo "$libs"
@@ -46,7 +79,7 @@ tmp="$dest/libs.tmp.$$"
 rm -rf "$tmp"
 echo "fetch_kafka.sh: fetching org.apache.kafka:kafka_2.13:$version and its runtime dependencies from Maven Central ..." >&2
 log="$dest/mvn.log"
-if ! timeout 900 mvn -B -q -f "$pom" dependency:copy-dependencies \
+if ! timeout 900 mvn -B -q -f "$pom" dependency:copy-dependencies -Dkafka.version="$version" \
       -DincludeScope=runtime -DoutputDirectory="$tmp" >"$log" 2>&1; then
   sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E 'ERROR|Could not' | head -n 3 >&2 || true
   rm -rf "$tmp"

@@ -103,12 +103,29 @@ class KafkaHarnessError(RuntimeError):
 # Fetching the broker and compiling the Java helpers
 
 
-def kafka_version():
+def pinned_kafka_version():
     with open(POM, encoding="utf-8") as f:
         m = re.search(r"<kafka\.version>([^<]+)</kafka\.version>", f.read())
     if not m:
         raise KafkaHarnessError("no <kafka.version> in %s" % POM)
     return m.group(1).strip()
+
+
+def kafka_version():
+    """The version the tests run on, as fetch_kafka.sh picks it: PP_KAFKA_VERSION,
+    else the newest release `fetch_kafka.sh --try-newer` (setup.sh --test-peers)
+    found on Maven Central, else the pom's pinned one."""
+    if os.environ.get("PP_KAFKA_VERSION"):
+        return os.environ["PP_KAFKA_VERSION"].strip()
+    cache = os.environ.get("PP_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "produce-proxy")
+    try:
+        with open(os.path.join(cache, "kafka-selected-version"), encoding="utf-8") as f:
+            selected = f.read().strip()
+            if selected:
+                return selected
+    except OSError:
+        pass
+    return pinned_kafka_version()
 
 
 _libs_dir = None
@@ -120,8 +137,8 @@ def fetch_libs():
     if _libs_dir:
         return _libs_dir
     try:
-        p = subprocess.run(["bash", FETCH_SCRIPT], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=1200)
+        p = subprocess.run(["bash", FETCH_SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=1200, env=dict(os.environ, PP_KAFKA_VERSION=kafka_version()))
     except subprocess.TimeoutExpired:
         raise KafkaHarnessError("fetch_kafka.sh did not finish in 20 minutes")
     lines = p.stdout.strip().splitlines()
@@ -701,6 +718,11 @@ class KafkaCluster:
         self._started = True
         try:
             libs = fetch_libs()
+            # Which Kafka ran goes in every test's output (a newer release
+            # than the pinned one when fetch_kafka.sh --try-newer found one).
+            print("kafka_cluster: Apache Kafka %s (pinned %s), %d node%s" % (
+                kafka_version(), pinned_kafka_version(), self.nodes_count, "" if self.nodes_count == 1 else "s"),
+                file=sys.stderr, flush=True)
             self._allocate_nodes()
             for node in self._nodes.values():
                 self._write_files(node)
