@@ -139,8 +139,8 @@ std::optional<BatchCheck> ClientProducers::find_duplicate(Producer& producer, Pa
         return BatchCheck{BatchVerdict::kDuplicateInFlight, r.handle, {}};
       case BatchState::kOutcomeUnknown: {
         ClientBatchOutcome again = r.outcome;
-        again.error_message = describe(batch) + ": failed upstream with its outcome unknown (" + r.outcome.error_message +
-                              "); not sent again, since it may be in the log";
+        again.error_message = describe(batch) + ": failed upstream with its outcome unknown (" +
+                              r.outcome.error_message + "); not sent again, since it may be in the log";
         return BatchCheck{BatchVerdict::kReject, 0, std::move(again)};
       }
       case BatchState::kFailed: {
@@ -189,7 +189,8 @@ std::optional<ErrorCode> ClientProducers::sequence_error(const PartitionState& s
 // failed upstream: the sequence was rewound to before it.
 bool ClientProducers::failed_next(const PartitionState& state) {
   return std::any_of(state.batches.begin(), state.batches.end(), [&](const Retained& r) {
-    return r.state == BatchState::kFailed && r.epoch == state.epoch && in_sequence(state.last_sequence, r.first_sequence);
+    return r.state == BatchState::kFailed && r.epoch == state.epoch &&
+           in_sequence(state.last_sequence, r.first_sequence);
   });
 }
 

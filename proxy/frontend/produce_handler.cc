@@ -224,9 +224,8 @@ void submit_without_answer(ClientSession& session, ProduceConversion& converted)
 }
 
 ClientBatchOutcome outcome_of(const RunResult& r) {
-  return ClientBatchOutcome{client_error(r.error), r.base_offset,   r.log_append_time_ms,
-                            r.log_start_offset,    r.error_message, r.withdrawn,
-                            r.maybe_written};
+  return ClientBatchOutcome{client_error(r.error), r.base_offset, r.log_append_time_ms, r.log_start_offset,
+                            r.error_message,       r.withdrawn,   r.maybe_written};
 }
 
 void count_check(FrontendContext& ctx, const ClientSession& session, const PartitionProduce& p, const BatchCheck& c) {

@@ -12,7 +12,8 @@ namespace pp {
 namespace {
 
 bool carries(const ProducerBatch& b, const RunTracker* run) {
-  return std::any_of(b.pieces.begin(), b.pieces.end(), [run](const BatchPiece& piece) { return piece.run.get() == run; });
+  return std::any_of(b.pieces.begin(), b.pieces.end(),
+                     [run](const BatchPiece& piece) { return piece.run.get() == run; });
 }
 
 bool carries_withdrawn(const ProducerBatch& b) {

@@ -262,8 +262,11 @@ TEST_P(FirstSequence, PartitionsAddedMidStreamStartAtSequenceZero) {
   // records for a partition its metadata does not show yet are refused
   // UNKNOWN_TOPIC_OR_PARTITION (retriable), which is not under test here.
   driver_->upstream().request_metadata({"t"});
-  ASSERT_TRUE(run_until([&] { return driver_->producer().topics().partition(TopicPartition{"t", 3}) != nullptr; },
-                        10000));
+  ASSERT_TRUE(run_until(
+      [&] {
+        return driver_->producer().topics().partition(TopicPartition{"t", 3}) != nullptr;
+      },
+      10000));
   for (int i = 0; i < 10; ++i) {
     for (int p = 0; p < 4; ++p) submit("t", p, 30);
   }

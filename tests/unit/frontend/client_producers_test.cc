@@ -337,8 +337,7 @@ TEST(ClientDedupOrder, AFailureThatMayBeWrittenIsNeverSentAgain) {
   EXPECT_TRUE(retry_a.outcome.maybe_written);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 0, 4}, 3).verdict, BatchVerdict::kReject) << "and again";
   // b was not appended: the sequence goes back to just after a, not before it.
-  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 10, 14}, 4).outcome.error,
-            ErrorCode::kNotEnoughReplicas);
+  EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 10, 14}, 4).outcome.error, ErrorCode::kNotEnoughReplicas);
   EXPECT_EQ(producers.check("t", 0, ClientBatch{kPid, 0, 5, 9}, 5).verdict, BatchVerdict::kAppend);
 }
 

@@ -208,7 +208,8 @@ std::vector<std::pair<std::int32_t, std::vector<std::string>>> batches_of(const 
     EXPECT_TRUE(view.has_value());
     if (!view) continue;
     std::vector<std::string> values;
-    for (const auto& r : view->records()) values.emplace_back(reinterpret_cast<const char*>(r.value->data()), r.value->size());
+    for (const auto& r : view->records())
+      values.emplace_back(reinterpret_cast<const char*>(r.value->data()), r.value->size());
     out.emplace_back(b.base_sequence, std::move(values));
   }
   return out;

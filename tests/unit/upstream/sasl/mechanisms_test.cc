@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "proxy/upstream/sasl/authenticator.h"
 #include "proxy/sasl/base64.h"
+#include "proxy/upstream/sasl/authenticator.h"
 #include "proxy/upstream/sasl/oauthbearer.h"
 #include "proxy/upstream/sasl/plain.h"
 #include "proxy/upstream/sasl/token_source.h"
