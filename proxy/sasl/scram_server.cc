@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "proxy/sasl/base64.h"
+#include "proxy/sasl/scram_attributes.h"
 #include "proxy/sasl/scram_crypto.h"
 
 namespace pp::sasl {
@@ -16,23 +17,6 @@ AuthFailure failure(AuthFailureReason reason, std::string detail) {
 }
 AuthFailure malformed(std::string detail) {
   return failure(AuthFailureReason::kMalformed, std::move(detail));
-}
-
-std::vector<std::string_view> split_attributes(std::string_view message) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = message.find(',', start);
-    out.push_back(message.substr(start, comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::optional<std::string_view> attribute(std::string_view attr, char key) {
-  if (attr.size() < 2 || attr[0] != key || attr[1] != '=') return std::nullopt;
-  return attr.substr(2);
 }
 
 // RFC 5802 section 7: printable ASCII except ','.

@@ -5,39 +5,24 @@
 #include <vector>
 
 #include "proxy/sasl/base64.h"
+#include "proxy/sasl/scram_attributes.h"
 #include "proxy/sasl/scram_crypto.h"
 
 namespace pp::upstream::sasl {
 namespace {
 
+using ::pp::sasl::attribute;
 using ::pp::sasl::base64_decode;
 using ::pp::sasl::base64_encode;
 using ::pp::sasl::random_bytes;
 using ::pp::sasl::scram_hash;
 using ::pp::sasl::scram_hi;
 using ::pp::sasl::scram_hmac;
+using ::pp::sasl::split_attributes;
 
 constexpr std::string_view kGs2Header = "n,,";  // no channel binding, no authzid
 constexpr std::size_t kNonceBytes = 24;
 constexpr std::size_t kMaxShownError = 64;
-
-std::vector<std::string_view> split_attributes(std::string_view message) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = message.find(',', start);
-    out.push_back(message.substr(start, comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-// "k=value" with the expected letter k; the value may be empty only if allowed.
-std::optional<std::string_view> attribute(std::string_view attr, char key) {
-  if (attr.size() < 2 || attr[0] != key || attr[1] != '=') return std::nullopt;
-  return attr.substr(2);
-}
 
 bool printable(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
