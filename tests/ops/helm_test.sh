@@ -87,8 +87,9 @@ for expose in hostPort service; do
   render node-$expose node-$expose -f "$node_values" --set node.expose=$expose
 done
 # Client certificates alone (mTLS, no SASL) meet the rule too.
+# (SASL off entirely: no mechanisms and no users file, which the proxy refuses alone.)
 render node-mtls node-hostPort -f "$node_values" --set node.expose=hostPort --set-json 'config.listener.sasl.mechanisms=[]' \
-  --set config.listener.tls.client_auth=required
+  --set-json 'config.listener.sasl.users_file=""' --set config.listener.tls.client_auth=required
 if grep -qE 'kind: (DaemonSet|Service)$' "$tmp/default.yaml"; then echo "FAIL: node mode is off by default"; fail=1; fi
 
 refused() {  # EXPECTED_MESSAGE [helm args...]: the render must fail saying so
