@@ -49,13 +49,17 @@ fetch_java() {
     rm -rf "$dir/lib" && mv "$dir/lib.tmp" "$dir/lib"
     echo "$want" >"$dir/lib.stamp"
   fi
+  # 0.10.0.1 and 0.10.2.2 share one producer API: java-0.10.0 compiles
+  # java/0.10's Produce.java against its own jars.
+  local produce="$src/Produce.java"
+  [[ -f "$produce" ]] || produce="$HERE/java/0.10/Produce.java"
   [[ -n "${JAVAC_VERSION:-}" ]] || JAVAC_VERSION=$(javac -version 2>&1)
-  want=$( (cat "$HERE/java/Common.java" "$src/Produce.java" "$dir/lib.stamp"; echo "$JAVAC_VERSION") | sha256sum | cut -d' ' -f1)
+  want=$( (cat "$HERE/java/Common.java" "$produce" "$dir/lib.stamp"; echo "$JAVAC_VERSION") | sha256sum | cut -d' ' -f1)
   if [[ "$(cat "$dir/classes.stamp" 2>/dev/null)" != "$want" ]]; then
     log "java-$v: compiling into $dir/classes"
     rm -rf "$dir/classes.tmp" && mkdir -p "$dir/classes.tmp"
     javac -nowarn -encoding UTF-8 -d "$dir/classes.tmp" -cp "$dir/lib/*" \
-      "$HERE/java/Common.java" "$src/Produce.java" 2> >(grep -v '^Note:' >&2) \
+      "$HERE/java/Common.java" "$produce" 2> >(grep -v '^Note:' >&2) \
       || die "java-$v: javac failed"
     rm -rf "$dir/classes" && mv "$dir/classes.tmp" "$dir/classes"
     echo "$want" >"$dir/classes.stamp"

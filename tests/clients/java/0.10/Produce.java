@@ -1,7 +1,10 @@
-// kafka-clients 0.10.2.2 producer main (client name java-0.10). Timestamps
-// (base + i) are sent; ProducerRecord has no headers before 0.11. The client
-// sends ApiVersions first and picks Produce v2 (magic 1) at most. CLI and
-// output: tests/clients/README.md.
+// kafka-clients 0.10.x producer main, built against 0.10.2.2 (client name
+// java-0.10) and 0.10.0.1 (java-0.10.0, tests/clients/java/0.10.0/pom.xml).
+// Timestamps (base + i) are sent; ProducerRecord has no headers before 0.11.
+// 0.10.2 sends ApiVersions first and picks Produce v2 (magic 1) at most;
+// 0.10.0 sends no ApiVersions and speaks Produce v2, and takes SASL from a
+// JAAS file (-Djava.security.auth.login.config, e.g. in JAVA_TOOL_OPTIONS):
+// it has no sasl.jaas.config. CLI and output: tests/clients/README.md.
 
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
