@@ -65,6 +65,14 @@ struct RecordRun {
   // Who sent the run (the front end: its connection's id), for the
   // withdrawal rule of RecordSink::withdraw(); 0: no origin, withdrawn alone.
   std::uint64_t origin = 0;
+  // The durable copy of these records (a spool Records entry's id, see
+  // batch_journal.h), or 0: none. A run with one is already acknowledged to
+  // its client: the pipeline journals every batch that carries it and never
+  // gives it up for a retriable reason (no delivery timeout, no withdrawal).
+  std::uint64_t durable_entry = 0;
+  // Which record of that copy is records[0] (a copy replayed after a restart
+  // may continue where its last batch ended).
+  std::int32_t durable_first_record = 0;
 };
 
 // What `records` take in an upstream batch, at most, and of that what is
