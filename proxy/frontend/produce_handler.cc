@@ -357,6 +357,14 @@ void handle_produce_received(ClientSession& session, const RequestHeader& header
   if (!converted) return;
   const std::uint64_t throttle_ms = record_against_quota(session, request_bytes);
   const std::int16_t acks = request.acks;
+  for (PartitionProduce& p : converted->partitions) {
+    p.run.client.acks = acks;
+    if (p.client_batch) {
+      p.run.client.producer_id = p.client_batch->producer_id;
+      p.run.client.producer_epoch = p.client_batch->epoch;
+      p.run.client.base_sequence = p.client_batch->first_sequence;
+    }
+  }
   if (acks == 0) {
     submit_without_answer(session, *converted);
   } else if (!valid_acks(acks)) {

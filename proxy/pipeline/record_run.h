@@ -41,6 +41,18 @@ struct EncodedRecords {
   std::optional<std::uint32_t> crc;
 };
 
+// Who sent a run, as its durable copy records it (docs/design/SPOOL.md,
+// "Entries"): the request's acks, and an idempotent client's own producer
+// id, epoch and base sequence (all -1 for a client without them), so the
+// client's dedup state can be rebuilt after a restart. The pipeline does not
+// read it.
+struct RunClient {
+  std::int16_t acks = -1;
+  std::int64_t producer_id = -1;
+  std::int16_t producer_epoch = -1;
+  std::int32_t base_sequence = -1;
+};
+
 struct RecordRun {
   // Keeps alive the bytes the records' views point into (a client's frame, a
   // decompressed buffer); released when the run completes.
@@ -73,6 +85,8 @@ struct RecordRun {
   // Which record of that copy is records[0] (a copy replayed after a restart
   // may continue where its last batch ended).
   std::int32_t durable_first_record = 0;
+  // Who sent it (the front end fills it); what a durable copy records.
+  RunClient client;
 };
 
 // What `records` take in an upstream batch, at most, and of that what is
