@@ -16,7 +16,7 @@
 # and 11 as case `before*`, so before and after are measured in the same run;
 # it reads the example config of its own tree (or --baseline-config).
 #
-#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11"] [--reps N]
+#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11" | spool] [--reps N]
 #                    [--baseline PATH [--baseline-config TOML]]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
@@ -749,6 +749,18 @@ workload9() {
     stop_proxy; stop_cluster
   done
 }
+
+# ---- spool: ack = "spool" against ack = "upstream" ----------------------------
+
+# `--only spool`: tests/bench/spool_bench.py, on its own (it starts its own
+# test cluster and three proxies: upstream, spool with fsync group, spool with
+# fsync always), then exits without rendering: it prints the Markdown table of
+# docs/BENCHMARKS.md, "Spool", itself. --quick: 1 repetition of 3 s.
+if [ "$only" = spool ]; then
+  spool_args=(--build "$build" --reps "$reps" --secs "$secs" --json "$work/spool.json")
+  "$python" "$root/tests/bench/spool_bench.py" "${spool_args[@]}"
+  exit 0
+fi
 
 # ---- run -------------------------------------------------------------------
 
