@@ -34,6 +34,8 @@ std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done
     tracker->encoded_size_estimate = bytes.bound;
     tracker->own_size_estimate = bytes.copied;
   }
+  tracker->durable_entry = run.durable_entry;
+  tracker->durable_first_record = run.durable_first_record;
   tracker->run = std::move(run);
   tracker->done = std::move(done);
   tracker->charge = memory_.charge(MemoryUse::kDecodedRecords, tracker->run.size_bytes);
@@ -45,13 +47,15 @@ std::shared_ptr<RunTracker> Accumulator::admit(RecordRun run, RunCompletion done
 void Accumulator::enqueue(PartitionState& p, std::shared_ptr<RunTracker> run) {
   p.add_queued_estimate(static_cast<std::int64_t>(run->encoded_size_estimate));
   run->queued_in = &p;
-  if (run->run.origin != 0) p.queued_by_origin()[run->run.origin].push_back(run.get());
+  // A durable run is never withdrawn, nor barred with its origin's: it is
+  // not in its origin's list.
+  if (run->run.origin != 0 && !run->durable()) p.queued_by_origin()[run->run.origin].push_back(run.get());
   p.queued_runs().push_back(std::move(run));
 }
 
 void Accumulator::leave_queue(PartitionState& p, RunTracker& run) {
   run.queued_in = nullptr;
-  if (run.run.origin == 0) return;
+  if (run.run.origin == 0 || run.durable()) return;
   auto& by_origin = p.queued_by_origin();
   auto list = by_origin.find(run.run.origin);
   // Runs leave from the queue's head, in order: each is its origin's first.
@@ -233,6 +237,9 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
     if (!builder.empty() && whole_run && builder.size_bytes() + run->encoded_size_estimate > batch_bytes) {
       break;
     }
+    // A batch is journaled whole or not at all (BatchJournaling).
+    if (!builder.empty() && run->durable() != batch->durable) break;
+    batch->durable = run->durable();
     BatchPiece piece{run, run->records_batched, 0, static_cast<std::uint32_t>(builder.record_count())};
     piece.record_count = append_run(builder, *run, batch_bytes);
     if (piece.record_count > 0) {
@@ -251,6 +258,7 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
   settle_head(p);
   batch->record_count = builder.record_count();
   batch->bytes = builder.build_frame();
+  batch->journal_due = batch->durable;
   // Held until the batch is acknowledged or fails: a stalled upstream keeps
   // every built batch alive beside the runs it carries. A borrowed section
   // is not charged again: its run's frame is.
@@ -267,12 +275,12 @@ BatchPtr Accumulator::build_batch(PartitionState& p, const ProducerIdAndEpoch& i
 // retry, and a broker would have refused them as a gap anyway.
 void Accumulator::expire_queued(PartitionState& p, std::int64_t now) {
   auto& queue = p.queued_runs();
-  if (queue.empty() || queue.front()->records_batched != 0 ||
+  if (queue.empty() || queue.front()->records_batched != 0 || queue.front()->durable() ||
       now - queue.front()->enqueued_ms < config_.delivery_timeout_ms) {
     return;
   }
   bool first = true;
-  while (!queue.empty() && queue.front()->records_batched == 0) {
+  while (!queue.empty() && queue.front()->records_batched == 0 && !queue.front()->durable()) {
     auto run = queue.front();
     queue.pop_front();
     if (run->finished) continue;  // withdrawn
@@ -289,12 +297,22 @@ void Accumulator::expire_queued(PartitionState& p, std::int64_t now) {
   settle_head(p);
 }
 
-void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::string& message) {
+void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::string& message, DurableRuns durable) {
   auto& queue = p.queued_runs();
+  std::deque<std::shared_ptr<RunTracker>> kept;
   while (!queue.empty()) {
     auto run = queue.front();
     queue.pop_front();
     if (run->finished) continue;  // withdrawn
+    if (run->durable() && durable == DurableRuns::kKeep) {
+      kept.push_back(std::move(run));
+      continue;
+    }
+    if (run->durable() && durable == DurableRuns::kGiveUp) {
+      journaling_.records_failed(*run, run->records_batched,
+                                 static_cast<std::uint32_t>(run->run.records.size()) - run->records_batched, error,
+                                 message);
+    }
     leave_queue(p, *run);
     p.add_queued_estimate(-static_cast<std::int64_t>(run->encoded_size_estimate));
     if (run->result.error == ErrorCode::kNone) {
@@ -305,6 +323,7 @@ void Accumulator::fail_queued(PartitionState& p, ErrorCode error, const std::str
     run->records_batched = static_cast<std::uint32_t>(run->run.records.size());
     if (run->pieces_outstanding == 0) finish_run(*run);
   }
+  queue = std::move(kept);
 }
 
 void Accumulator::finish_piece(const BatchPiece& piece, const RunResult* success, ErrorCode error,

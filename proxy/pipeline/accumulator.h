@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/pipeline/batch_journaling.h"
 #include "proxy/pipeline/memory_uses.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
@@ -23,10 +24,19 @@
 
 namespace pp {
 
+// What fail_queued() does with durable runs (RecordRun::durable_entry), which
+// their clients were told are written already.
+enum class DurableRuns : std::uint8_t {
+  kGiveUp,  // a non-retriable reason: they fail too, journaled as failed
+  kKeep,    // a retriable reason: they stay queued, in order
+  kAbort,   // shutdown or a fatal producer: they fail unjournaled, replayed by the next process
+};
+
 class Accumulator {
  public:
-  Accumulator(const PipelineConfig& config, PipelineObserver& observer, MemoryBudget& memory)
-      : config_(config), observer_(observer), memory_(memory) {}
+  Accumulator(const PipelineConfig& config, PipelineObserver& observer, MemoryBudget& memory,
+              BatchJournaling& journaling)
+      : config_(config), observer_(observer), memory_(memory), journaling_(journaling) {}
 
   // Takes a run: stamps missing timestamps, charges its decoded records to
   // the budget (the client's frame is charged by the front end). An empty run
@@ -53,12 +63,14 @@ class Accumulator {
   void flush() { flushing_ = true; }
   bool linger_done(const PartitionState& p, std::int64_t now) const;
   // The next batch of p's queued runs, built now under `id` from p's next
-  // sequence. Runs stay whole unless one alone exceeds batch_bytes.
+  // sequence. Runs stay whole unless one alone exceeds batch_bytes; durable
+  // runs and others never share a batch.
   BatchPtr build_batch(PartitionState& p, const ProducerIdAndEpoch& id, std::int64_t now);
 
-  // Runs never put into a batch and past their delivery timeout fail.
+  // Runs never put into a batch and past their delivery timeout fail; a
+  // durable run never expires, and the runs behind one wait with it.
   void expire_queued(PartitionState& p, std::int64_t now);
-  void fail_queued(PartitionState& p, ErrorCode error, const std::string& message);
+  void fail_queued(PartitionState& p, ErrorCode error, const std::string& message, DurableRuns durable);
   // A batch's pieces ended: with `success` (offsets at the batch's base) or with `error`.
   void finish_piece(const BatchPiece& piece, const RunResult* success, ErrorCode error, const std::string& message);
 
@@ -80,6 +92,7 @@ class Accumulator {
   const PipelineConfig& config_;
   PipelineObserver& observer_;
   MemoryBudget& memory_;
+  BatchJournaling& journaling_;
   std::size_t runs_outstanding_ = 0;
   bool flushing_ = false;
   std::vector<std::shared_ptr<RunTracker>> deferred_finish_;

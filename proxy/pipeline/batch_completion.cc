@@ -9,6 +9,7 @@ namespace pp {
 void BatchCompletion::complete(PartitionState& p, const BatchPtr& batch, std::int64_t base_offset,
                                const ProducePartitionResponse* response) {
   p.acknowledge(batch);
+  journaling_.acknowledged(*batch, base_offset);
   // Counted before any client is answered: a client told "acknowledged" that
   // scrapes /metrics next must find its records in records_delivered_total
   // (the answer can be written synchronously inside finish_piece).
@@ -29,6 +30,12 @@ void BatchCompletion::complete(PartitionState& p, const BatchPtr& batch, std::in
 }
 
 void BatchCompletion::fail(PartitionState& p, const BatchPtr& batch, ErrorCode error, const std::string& message) {
+  journaling_.failed(*batch, error, message);
+  end_failed(p, batch, error, message);
+}
+
+void BatchCompletion::end_failed(PartitionState& p, const BatchPtr& batch, ErrorCode error,
+                                 const std::string& message) {
   p.forget(batch);
   observer_.on_records_failed(error, batch->record_count);  // before the clients hear, as above
   for (const auto& piece : batch->pieces) {
@@ -39,17 +46,18 @@ void BatchCompletion::fail(PartitionState& p, const BatchPtr& batch, ErrorCode e
 
 void BatchCompletion::expire_sent(PartitionState& p, const BatchPtr& batch) {
   p.mark_unresolved(batch);
-  fail(p, batch, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
+  end_failed(p, batch, ErrorCode::kRequestTimedOut, "delivery timeout; the records may have been written");
   // As for a run that expires unsent: what is queued behind must not reach
   // the log ahead of the expired records' retry.
-  accumulator_.fail_queued(p, ErrorCode::kRequestTimedOut, "queued behind records whose delivery timed out");
+  accumulator_.fail_queued(p, ErrorCode::kRequestTimedOut, "queued behind records whose delivery timed out",
+                           DurableRuns::kKeep);
 }
 
 void BatchCompletion::abort_all(ErrorCode error) {
   for (auto& [tp, p] : partitions_) {
     const std::vector<BatchPtr> unacked(p->unacked().begin(), p->unacked().end());
-    for (const auto& b : unacked) fail(*p, b, error, "aborted");
-    accumulator_.fail_queued(*p, error, "aborted");
+    for (const auto& b : unacked) end_failed(*p, b, error, "aborted");
+    accumulator_.fail_queued(*p, error, "aborted", DurableRuns::kAbort);
   }
 }
 

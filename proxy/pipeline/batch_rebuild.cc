@@ -16,6 +16,11 @@ BatchPtr rebuild_batch(const ProducerBatch& from, const std::vector<BatchPiece>&
   batch->producer_id = from.producer_id;
   batch->producer_epoch = from.producer_epoch;
   batch->base_sequence = base_sequence;
+  // Other boundaries: journaled again, superseding `from`'s entry, before it goes.
+  batch->durable = from.durable;
+  batch->restored = from.restored;
+  batch->journal_due = from.durable;
+  batch->journal_replaces = from.journal_id != kNoJournalId ? from.journal_id : from.journal_replaces;
   RecordBatchBuildOptions options;
   options.producer_id = from.producer_id.value;
   options.producer_epoch = from.producer_epoch.value;

@@ -2,7 +2,9 @@
 // bisection, or a withdrawal from batches the broker refused. The new batch
 // borrows its records' values from their runs as the accumulator's batches
 // do, keeps `from`'s partition, producer id and epoch, creation time, attempt
-// count and renumbering mark, and waits for a retry. Loop thread only.
+// count and renumbering mark, and waits for a retry. A durable one is
+// journaled again, superseding `from`'s entry, before it is sent
+// (BatchJournaling). Loop thread only.
 #pragma once
 
 #include <cstdint>

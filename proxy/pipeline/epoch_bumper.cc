@@ -24,12 +24,18 @@ void EpochBumper::maybe_bump() {
   // Drain, then bump: nothing of the rewrite set may still be in flight, or a
   // response under the old epoch could arrive after the renumbering.
   for (const auto& tp : rewrite_set_) {
-    if (auto it = partitions_.find(tp); it != partitions_.end() && it->second->inflight_batches() > 0) return;
+    auto it = partitions_.find(tp);
+    if (it != partitions_.end() && (it->second->inflight_batches() > 0 || it->second->journal_pending())) return;
   }
   const ProducerIdAndEpoch& current = identity_.current();
   if (identity_.epoch_exhausted()) {
     // librdkafka #3720 / KAFKA-20090: epoch exhausted, a new producer id is needed.
     identity_.set_state(IdentityState::kUninitialized, "epoch exhausted: requesting a new producer id");
+    return;
+  }
+  if (new_id_required_) {
+    identity_.set_state(IdentityState::kUninitialized,
+                        "the identity was restored from the spool: requesting a new producer id (" + reason_ + ")");
     return;
   }
   apply(ProducerIdAndEpoch{current.id, ProducerEpoch(static_cast<std::int16_t>(current.epoch.value + 1))});
@@ -55,16 +61,22 @@ void EpochBumper::apply(const ProducerIdAndEpoch& next) {
     PartitionState& p = *it->second;
     p.renumber(next);
     std::int64_t ambiguous = 0;
+    std::int64_t replayed = 0;
     for (const auto& b : p.unacked()) {
       patch_producer_state(b->bytes, next.id.value, next.epoch.value, b->base_sequence);
       b->state = BatchState::kAwaitingRetry;
       b->retry_at_ms = 0;
-      ambiguous += b->ever_ambiguous ? 1 : 0;
+      b->journal_due = b->durable;  // the new sequences are journaled before the batch goes again
+      // A batch replayed after a restart that the broker could not match
+      // (SPOOL.md, "Why replay is exactly once") is counted apart.
+      (b->restored ? replayed : ambiguous) += b->ever_ambiguous ? 1 : 0;
     }
     if (ambiguous > 0) count_ambiguous_renumbered(p, ambiguous, "epoch_bump");
+    if (replayed > 0) count_ambiguous_renumbered(p, replayed, "spool_replay");
   }
-  observer_.on_epoch_bump(new_id ? "new_producer_id" : reason_);
+  observer_.on_epoch_bump(new_id && !new_id_required_ ? "new_producer_id" : reason_);
   rewrite_set_.clear();
+  new_id_required_ = false;
   requested_ = false;
   reason_.clear();
 }

@@ -37,13 +37,20 @@ class EpochBumper {
   // A new epoch with nothing to renumber (it makes every sequence memo moot);
   // no-op while a bump is already requested.
   void request_epoch_change(std::string_view reason);
+  // Until the next bump is done, bump to a new producer id, never to the
+  // next epoch: the identity was restored from the spool, and the epochs
+  // after it may have been used before the restart.
+  void require_new_id() { new_id_required_ = true; }
+  bool new_id_required() const { return new_id_required_; }
   bool requested() const { return requested_; }
   // `tp` is in the rewrite set: its state must stay until the bump.
   bool renumbers(const TopicPartition& tp) const { return rewrite_set_.contains(tp); }
 
   // In poll(): bumps once nothing of the rewrite set is in flight (an answer
-  // under the old epoch must not arrive after the renumbering). At an
-  // exhausted epoch the identity goes back to UNINITIALIZED for a new id.
+  // under the old epoch must not arrive after the renumbering) or waiting
+  // for its journal entry (an entry must name the batch's current form). At
+  // an exhausted epoch, or while a new id is required, the identity goes
+  // back to UNINITIALIZED for a new id.
   void maybe_bump();
   // InitProducerId answered with `fresh`: a pending bump (exhausted epoch)
   // renumbers under it, otherwise the identity simply takes it.
@@ -62,6 +69,7 @@ class EpochBumper {
   PartitionMap& partitions_;
   PipelineObserver& observer_;
   bool requested_ = false;
+  bool new_id_required_ = false;
   std::string reason_;
   std::set<TopicPartition> rewrite_set_;
 };

@@ -4,14 +4,115 @@
 
 #include <algorithm>
 
+#include "proxy/pipeline/batch_rebuild.h"
+
 namespace pp {
 
 IdempotentProducer::IdempotentProducer(PipelineConfig config, UpstreamPort& upstream, const Clock& clock,
                                        PipelineObserver* observer)
-    : config_(config), upstream_(upstream), clock_(clock), observer_(observer ? observer : &default_observer_) {}
+    : config_(config), upstream_(upstream), clock_(clock), observer_(observer ? observer : &default_observer_) {
+  journaling_.set_wakeup([this] { wake(); });
+}
 
 IdempotentProducer::~IdempotentProducer() {
   *alive_ = false;
+}
+
+// ---- replay after a restart (PIPELINE.md, "Journaling for the spool") ----
+
+void IdempotentProducer::restore(std::vector<RestoredBatch> batches) {
+  if (batches.empty()) return;
+  const std::int64_t now = clock_.now_ms();
+  std::set<ProducerIdAndEpoch> identities;
+  for (RestoredBatch& restored : batches) {
+    identities.insert(ProducerIdAndEpoch{restored.producer_id, restored.producer_epoch});
+    restore_batch(restored, now);
+  }
+  // Each batch goes under its own identity (its bytes carry it); the
+  // producer holds the last one journaled, so no InitProducerId is sent. The
+  // epochs after it may have been used before the restart: any bump takes a
+  // new producer id.
+  const ProducerIdAndEpoch last{batches.back().producer_id, batches.back().producer_epoch};
+  identity_.advance_to(last);
+  identity_.set_state(IdentityState::kReady, "restored from the spool: producer id " + std::to_string(last.id.value) +
+                                                 ", epoch " + std::to_string(last.epoch.value));
+  journaling_.restored_identity(last);
+  bumper_.require_new_id();
+  sender_.set_new_batches_held(true);
+  replay_ = Replay::kReplaying;
+  spdlog::info(
+      "replaying {} batches from the spool under {} producer identities; no new sequence starts until "
+      "every one is resolved",
+      batches.size(), identities.size());
+  wake();
+}
+
+// A batch exactly as journaled: producer id, epoch, base sequence and
+// records; its last attempt's outcome is unknown, so it is resent as a
+// retry, in sequence order, and a broker that has it answers it as a
+// duplicate.
+void IdempotentProducer::restore_batch(RestoredBatch& restored, std::int64_t now) {
+  PartitionState& p = state_for(restored.tp);
+  p.touch(now);
+  ProducerBatch from;
+  from.tp = restored.tp;
+  from.created_ms = now;
+  from.attempts = 1;
+  from.ever_ambiguous = true;
+  from.producer_id = restored.producer_id;
+  from.producer_epoch = restored.producer_epoch;
+  from.durable = true;
+  from.restored = true;
+  std::vector<BatchPiece> pieces;
+  for (RestoredRun& r : restored.runs) {
+    auto tracker = accumulator_.admit(std::move(r.run), std::move(r.done), now);
+    const auto count = static_cast<std::uint32_t>(tracker->run.records.size());
+    if (count == 0) continue;  // answered on the next poll
+    tracker->records_batched = count;
+    tracker->batched_in = &p;
+    pieces.push_back(BatchPiece{std::move(tracker), 0, count, 0});
+  }
+  BatchPtr batch = rebuild_batch(from, pieces, restored.base_sequence, config_.compression, memory_);
+  batch->journal_id = restored.journal_id;
+  batch->journal_replaces = kNoJournalId;
+  batch->journal_due = false;
+  batch->retry_at_ms = 0;
+  if (batch->record_count != restored.record_count) {
+    spdlog::error("{}: restored batch seq {} holds {} records, but {} were journaled: the broker cannot match it",
+                  restored.tp.to_string(), restored.base_sequence, batch->record_count, restored.record_count);
+  }
+  p.restore(batch);
+}
+
+bool IdempotentProducer::restored_outstanding() const {
+  return std::any_of(partitions_.begin(), partitions_.end(), [](const auto& entry) {
+    const auto& unacked = entry.second->unacked();
+    return std::any_of(unacked.begin(), unacked.end(), [](const BatchPtr& b) { return b->restored; });
+  });
+}
+
+// Every restored batch resolved: the producer moves to a fresh sequence
+// space (a new producer id, or the next epoch of one this process was
+// given), and only then do new batches start.
+void IdempotentProducer::follow_replay() {
+  if (replay_ == Replay::kReplaying && !restored_outstanding()) {
+    spdlog::info("every batch replayed from the spool is resolved: moving to a fresh producer identity");
+    bumper_.request_epoch_change("spool_replay");
+    replay_ = Replay::kMoving;
+  } else if (replay_ == Replay::kMoving && !bumper_.requested() && identity_.ready()) {
+    replay_ = Replay::kNone;
+    sender_.set_new_batches_held(false);
+  }
+}
+
+// A restored batch of a partition that no longer exists upstream (or that
+// this producer may not write) could never be resolved, and would hold
+// every new batch: it fails, journaled as failed.
+void IdempotentProducer::fail_restored(PartitionState& p, ErrorCode error, const std::string& message) {
+  const std::vector<BatchPtr> unacked(p.unacked().begin(), p.unacked().end());
+  for (const BatchPtr& b : unacked) {
+    if (b->restored && b->state != BatchState::kInFlight) completion_.fail(p, b, error, message);
+  }
 }
 
 void IdempotentProducer::wake() {
@@ -75,16 +176,17 @@ WithdrawOutcome IdempotentProducer::withdraw(const RunTicket& ticket) {
 // partition does not exist upstream.
 void IdempotentProducer::fail_unroutable() {
   for (auto& [tp, p] : partitions_) {
-    if (p->queued_runs().empty()) continue;
+    if (p->queued_runs().empty() && replay_ != Replay::kReplaying) continue;
     if (identity_.state() == IdentityState::kFatal) {
-      accumulator_.fail_queued(*p, identity_.fatal_error(), "the producer is in a fatal state");
+      accumulator_.fail_queued(*p, identity_.fatal_error(), "the producer is in a fatal state", DurableRuns::kAbort);
       continue;
     }
     const TopicLeadership* topic = topics_.find(tp.topic);
     if (!topic) continue;
     const ErrorCode error = topic->error;
     if (error != ErrorCode::kNone && error != ErrorCode::kLeaderNotAvailable) {
-      accumulator_.fail_queued(*p, error, "topic error from upstream metadata");
+      fail_restored(*p, error, "topic error from upstream metadata");
+      accumulator_.fail_queued(*p, error, "topic error from upstream metadata", DurableRuns::kGiveUp);
     } else if (error == ErrorCode::kNone && !topics_.partition(tp)) {
       fail_if_still_unknown(*p);
     } else {
@@ -110,7 +212,8 @@ void IdempotentProducer::fail_if_still_unknown(PartitionState& p) {
     return;
   }
   p.set_unknown_since_answer(std::nullopt);
-  accumulator_.fail_queued(p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream");
+  fail_restored(p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream");
+  accumulator_.fail_queued(p, ErrorCode::kUnknownTopicOrPartition, "no such partition upstream", DurableRuns::kGiveUp);
 }
 
 void IdempotentProducer::on_metadata(const MetadataUpdate& update) {
@@ -206,8 +309,10 @@ void IdempotentProducer::poll() {
   if (identity_.state() == IdentityState::kFatal) return;
   expire(now);
   resolve_sequences();
+  follow_replay();
   bumper_.maybe_bump();
   maybe_init_producer_id(now);  // after maybe_bump: an exhausted epoch asks for a new id at once
+  if (identity_.ready()) journaling_.identity(identity_.current());  // before any batch is journaled under it
   refused_.rebuild_ready(partitions_);
   if (identity_.ready())
     sender_.drain(partitions_, now, [this, now](OutgoingProduce out) { dispatch(std::move(out), now); });
@@ -238,8 +343,12 @@ std::int64_t IdempotentProducer::next_wakeup_ms() const {
   if (accumulator_.has_deferred()) consider(now);
   if (identity_.state() == IdentityState::kUninitialized) consider(identity_.retry_at_ms());
   for (const auto& [tp, p] : partitions_) {
-    if (!p->queued_runs().empty()) consider(p->queued_runs().front()->enqueued_ms + config_.delivery_timeout_ms);
-    for (const auto& b : p->unacked()) consider(b->created_ms + config_.delivery_timeout_ms);
+    const auto& queued = p->queued_runs();
+    if (!queued.empty() && !queued.front()->durable())
+      consider(queued.front()->enqueued_ms + config_.delivery_timeout_ms);
+    for (const auto& b : p->unacked()) {
+      if (!b->durable) consider(b->created_ms + config_.delivery_timeout_ms);
+    }
     consider(sender_.next_send_ms(*p, now));
   }
   return earliest;
@@ -290,7 +399,8 @@ void IdempotentProducer::expire(std::int64_t now) {
     accumulator_.expire_queued(*p, now);
     const std::vector<BatchPtr> unacked(p->unacked().begin(), p->unacked().end());
     for (const auto& b : unacked) {
-      if (now - b->created_ms < config_.delivery_timeout_ms) continue;
+      // A durable batch is acknowledged to its clients already: it never expires.
+      if (b->durable || now - b->created_ms < config_.delivery_timeout_ms) continue;
       if (b->state == BatchState::kInFlight) {
         reset_nodes.insert(b->sent_to_node);  // its failure comes back as NETWORK_EXCEPTION
         continue;

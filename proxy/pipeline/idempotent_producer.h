@@ -24,6 +24,7 @@
 
 #include "proxy/pipeline/accumulator.h"
 #include "proxy/pipeline/batch_completion.h"
+#include "proxy/pipeline/batch_journal.h"
 #include "proxy/pipeline/clock.h"
 #include "proxy/pipeline/epoch_bumper.h"
 #include "proxy/pipeline/idle_partitions.h"
@@ -34,6 +35,7 @@
 #include "proxy/pipeline/record_sink.h"
 #include "proxy/pipeline/refused_batch_withdrawal.h"
 #include "proxy/pipeline/response_handler.h"
+#include "proxy/pipeline/restored_batch.h"
 #include "proxy/pipeline/sender.h"
 #include "proxy/pipeline/topic_table.h"
 #include "proxy/pipeline/upstream_port.h"
@@ -51,6 +53,21 @@ class IdempotentProducer final : public RecordSink {
   // Called when an event made work possible; the driver coalesces it into one
   // poll() soon (never re-entrantly).
   void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
+
+  // Journaling for the spool (docs/design/PIPELINE.md, "Journaling for the
+  // spool"): every batch carrying a durable run (RecordRun::durable_entry)
+  // is written to `journal` before it is first sent, and again whenever its
+  // sequences or boundaries change; its end and every identity change are
+  // written too. nullptr (the default): no journal. Not owned; it must
+  // outlive the producer. Set before the first submit().
+  void set_journal(BatchJournal* journal) { journaling_.set_journal(journal); }
+  // The batches a previous process journaled and never saw resolved, in
+  // journal order (per partition in sequence order). Called once, before the
+  // first poll(): the producer starts under their identity, without
+  // InitProducerId, re-sends each with exactly its producer id, epoch, base
+  // sequence and record count, and starts no new sequence anywhere until
+  // every one of them is resolved; then it moves to a fresh producer id.
+  void restore(std::vector<RestoredBatch> batches);
 
   // Takes a run for topic/partition; `done` runs exactly once, later.
   RunTicket submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) override;
@@ -114,6 +131,12 @@ class IdempotentProducer final : public RecordSink {
   void follow_topic_id(PartitionState& p, const Uuid& id);
   void log_topic_changes(const std::string& topic, const TopicChanges& changes) const;
 
+  // restore(): one batch, and the move to a fresh identity once all are resolved
+  void restore_batch(RestoredBatch& restored, std::int64_t now);
+  void follow_replay();
+  bool restored_outstanding() const;
+  void fail_restored(PartitionState& p, ErrorCode error, const std::string& message);
+
   // "Delivery timeout and unresolved sequences" (PIPELINE.md)
   void expire(std::int64_t now);
   void resolve_sequences();
@@ -127,21 +150,26 @@ class IdempotentProducer final : public RecordSink {
   PipelineObserver default_observer_;
   PipelineObserver* observer_;
   std::function<void()> wakeup_;
+  // Replay after a restart: restored batches outstanding, then the move to a
+  // fresh identity, then nothing (new batches go again).
+  enum class Replay : std::uint8_t { kNone, kReplaying, kMoving };
+  Replay replay_ = Replay::kNone;
 
   ProducerIdentity identity_{*observer_};
   MemoryBudget memory_{config_.buffer_memory_bytes};
-  Accumulator accumulator_{config_, *observer_, memory_};
+  BatchJournaling journaling_{config_, clock_};
+  Accumulator accumulator_{config_, *observer_, memory_, journaling_};
   TopicTable topics_;
-  Sender sender_{config_, upstream_, accumulator_, identity_, topics_, *observer_};
+  Sender sender_{config_, upstream_, accumulator_, identity_, topics_, *observer_, journaling_};
 
   PartitionMap partitions_;
   std::map<std::string, std::size_t, std::less<>> topic_batch_limits_;
   EpochBumper bumper_{identity_, partitions_, *observer_};
   IdlePartitions idle_{partitions_, identity_, bumper_, memory_};
-  BatchCompletion completion_{accumulator_, *observer_, partitions_};
+  BatchCompletion completion_{accumulator_, *observer_, partitions_, journaling_};
   RefusedBatchWithdrawal refused_{config_, accumulator_, memory_};
-  ResponseHandler responses_{config_, upstream_, clock_,      *observer_, memory_,    accumulator_,
-                             topics_, identity_, partitions_, bumper_,    completion_};
+  ResponseHandler responses_{config_, upstream_, clock_,      *observer_, memory_,     accumulator_,
+                             topics_, identity_, partitions_, bumper_,    completion_, journaling_};
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

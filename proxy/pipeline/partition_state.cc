@@ -50,6 +50,26 @@ HoldReason PartitionState::new_batch_hold(const ProducerIdAndEpoch& current) con
   return HoldReason::kNone;
 }
 
+HoldReason PartitionState::unsent_hold() const {
+  bool retry_out = false;
+  for (const auto& b : unacked_) retry_out = retry_out || b->attempts > 1;
+  if (inflight_batches_ > 0 && (leader_unconfirmed_ || retry_out)) return HoldReason::kOneAtATime;
+  if (inflight_batches_ >= window_) return HoldReason::kWindowCount;
+  return HoldReason::kNone;
+}
+
+void PartitionState::restore(const BatchPtr& batch) {
+  if (unacked_.empty()) {
+    last_acked_seq_ = ProducerBatch::wrap_sequence(batch->base_sequence, -1);
+    if (batch->base_sequence == 0) last_acked_seq_ = -1;
+    first_unacked_ = batch->base_sequence == 0;
+  }
+  owner_ = ProducerIdAndEpoch{batch->producer_id, batch->producer_epoch};
+  batch->ordinal = next_ord_++;
+  next_seq_ = ProducerBatch::wrap_sequence(batch->base_sequence, batch->record_count);
+  unacked_.push_back(batch);
+}
+
 BatchPtr PartitionState::retry_head() const {
   if (unacked_.empty()) return nullptr;
   const BatchPtr& front = unacked_.front();

@@ -104,6 +104,23 @@ class PartitionState {
   // goes only when it is the first in flight for its partition.
   BatchPtr retry_head() const;
   bool has_awaiting_retry() const;
+  // The new batch built and held for its journal entry (BatchState::kUnsent):
+  // always the last of unacked, since nothing new is built behind it.
+  BatchPtr unsent_batch() const {
+    return !unacked_.empty() && unacked_.back()->state == BatchState::kUnsent ? unacked_.back() : nullptr;
+  }
+  // The holds that may have arisen since that batch was built (one at a
+  // time, the count check); the others it passed when its sequence was given.
+  HoldReason unsent_hold() const;
+  // A sequenced() of some unacked batch is outstanding: no batch's form may
+  // change (BatchJournaling).
+  bool journal_pending() const {
+    return std::any_of(unacked_.begin(), unacked_.end(), [](const BatchPtr& b) { return b->journal_pending; });
+  }
+  // Restore: takes a batch a previous process sequenced, in sequence order,
+  // as the partition's next unacked one: its owner, next sequence and
+  // ordinal follow it, and the sequence before the first is taken as acked.
+  void restore(const BatchPtr& batch);
 
   // The lazy reset: an idle partition whose sequences ran under an older
   // pid/epoch starts over at 0 (KAFKA-12152).

@@ -11,6 +11,7 @@
 
 #include "proxy/base/bytes.h"
 #include "proxy/base/wire_frame.h"
+#include "proxy/pipeline/batch_journal.h"
 #include "proxy/pipeline/memory_uses.h"
 #include "proxy/pipeline/record_run.h"
 #include "proxy/pipeline/topic_partition.h"
@@ -39,10 +40,17 @@ struct RunTracker {
   bool finished = false;
   RunResult result;
   MemoryCharge charge;  // the run's decoded records, until it finishes
+  // Its durable copy (RecordRun::durable_entry and durable_first_record),
+  // kept past the run's release: 0 for a run without one. A durable run is
+  // already acknowledged to its client: it never expires, is never
+  // withdrawn, and fails only for a non-retriable reason.
+  std::uint64_t durable_entry = 0;
+  std::int32_t durable_first_record = 0;
 
+  bool durable() const { return durable_entry != 0; }
   bool fully_batched() const { return records_batched == run.records.size(); }
   // Still in its partition's queue with nothing of it sent: it may be withdrawn.
-  bool withdrawable() const { return !finished && records_batched == 0 && queued_in != nullptr; }
+  bool withdrawable() const { return !finished && records_batched == 0 && queued_in != nullptr && !durable(); }
 };
 
 // Records [first_record, first_record + record_count) of a run, at
@@ -57,6 +65,7 @@ struct BatchPiece {
 enum class BatchState : std::uint8_t {
   kInFlight,       // inside an outstanding request
   kAwaitingRetry,  // its last attempt failed retriably; it waits its turn
+  kUnsent,         // built and sequenced, never sent: it waits for its journal entry
 };
 
 struct ProducerBatch {
@@ -88,6 +97,23 @@ struct ProducerBatch {
   std::shared_ptr<std::int32_t> bisections_left;
   std::int32_t sent_to_leader_epoch = -1;  // leader epoch known when last sent (learning the window)
   std::int32_t sent_to_node = -1;
+
+  // Journaling for the spool (BatchJournaling). A batch's runs are all
+  // durable or none is (the accumulator never mixes them).
+  bool durable = false;
+  // Re-sent after a restart as a previous process journaled it
+  // (IdempotentProducer::restore): its outcome before the restart is unknown.
+  bool restored = false;
+  // The journal's entry for the batch's current form, or for its last
+  // journaled form while journal_due (the one the next entry supersedes).
+  JournalId journal_id = kNoJournalId;
+  // Rebuilt from another batch (split, isolation, bisection, withdrawal):
+  // that one's entry, superseded by this batch's first.
+  JournalId journal_replaces = kNoJournalId;
+  bool journal_due = false;      // its current sequences are not journaled: not sent until they are
+  bool journal_pending = false;  // a sequenced() of it is outstanding: its form must not change
+  std::int32_t journal_failures = 0;
+  std::int64_t journal_retry_at_ms = 0;
 
   // BaseSequence + LastOffsetDelta, wrapping past INT32_MAX to 0
   // (DefaultRecordBatch.incrementSequence).

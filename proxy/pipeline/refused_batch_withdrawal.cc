@@ -42,6 +42,7 @@ std::size_t RefusedBatchWithdrawal::refused_barrier(const PartitionState& p, std
 
 WithdrawOutcome RefusedBatchWithdrawal::withdraw(RunTracker& run) {
   if (run.finished) return WithdrawOutcome::kEnded;
+  if (run.durable()) return WithdrawOutcome::kInFlight;  // acknowledged from the spool already
   PartitionState* p = run.batched_in;
   if (p == nullptr || run.pieces_outstanding == 0) return WithdrawOutcome::kInFlight;
   const auto& unacked = p->unacked();
@@ -62,7 +63,7 @@ WithdrawOutcome RefusedBatchWithdrawal::withdraw(RunTracker& run) {
   for (std::size_t i = first; origin != 0 && i < unacked.size(); ++i) {
     for (const BatchPiece& piece : unacked[i]->pieces) {
       RunTracker* other = piece.run.get();
-      if (other->finished || other->run.origin != origin) continue;
+      if (other->finished || other->run.origin != origin || other->durable()) continue;
       if (std::find(runs.begin(), runs.end(), other) == runs.end()) runs.push_back(other);
     }
   }
@@ -83,7 +84,7 @@ WithdrawOutcome RefusedBatchWithdrawal::withdraw(RunTracker& run) {
 
 void RefusedBatchWithdrawal::rebuild_ready(PartitionMap& partitions) {
   for (auto& [tp, p] : partitions) {
-    if (p->rebuild_pending() && p->inflight_batches() == 0) rebuild(*p);
+    if (p->rebuild_pending() && p->inflight_batches() == 0 && !p->journal_pending()) rebuild(*p);
   }
 }
 

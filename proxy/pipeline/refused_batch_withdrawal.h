@@ -17,7 +17,9 @@
 //
 // The withdrawal rule of RecordSink::withdraw holds here too: the runs of the
 // same origin after the withdrawn one in that partition, batched or queued,
-// are withdrawn with it, in order.
+// are withdrawn with it, in order. Durable runs are never withdrawn; the
+// batches carrying them are rebuilt with the others, and journaled again
+// before they go.
 //
 // Owns nothing: partitions, accumulator and budget are the producer's. Loop
 // thread only.
@@ -45,8 +47,8 @@ class RefusedBatchWithdrawal {
   // `done` and those of the runs withdrawn with it ran inside the call),
   // else kInFlight and nothing changes.
   WithdrawOutcome withdraw(RunTracker& run);
-  // Rebuilds the partitions with withdrawn runs in their batches and nothing
-  // in flight. Called before each drain.
+  // Rebuilds the partitions with withdrawn runs in their batches, nothing in
+  // flight and no journal entry outstanding. Called before each drain.
   void rebuild_ready(PartitionMap& partitions);
 
  private:

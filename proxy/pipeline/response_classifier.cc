@@ -126,6 +126,9 @@ ResponseAction classify_response(ErrorCode error, const BatchFacts& f) {
       // bumped for already.
       return f.log_start_offset_known && !f.renumbered ? retry_and_bump("unknown_producer_id") : retry();
     case ErrorCode::kInvalidProducerEpoch:
+      // A replayed batch's epoch may be older than one the broker saw from
+      // the previous process: renumbered under a new id and delivered.
+      if (f.restored) return retry_and_bump("invalid_producer_epoch");
       return fail_and_bump("invalid_producer_epoch", "invalid producer epoch");
     case ErrorCode::kNotLeaderOrFollower:
     case ErrorCode::kFencedLeaderEpoch:

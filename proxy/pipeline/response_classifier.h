@@ -39,6 +39,7 @@ struct BatchFacts {
   bool record_errors_listed = false;    // v8+ record_errors, every batch_index inside the batch
   std::int32_t client_runs = 1;         // runs (client requests) with records in the batch
   bool bisections_spent = false;        // its original batch used up its bisection budget
+  bool restored = false;                // replayed after a restart: the broker may have forgotten its producer
 };
 
 struct ResponseAction {

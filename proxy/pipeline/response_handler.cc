@@ -126,6 +126,7 @@ BatchFacts ResponseHandler::facts_of(const PartitionState& p, const ProducerBatc
                            });
   f.client_runs = static_cast<std::int32_t>(b.pieces.size());
   f.bisections_spent = b.bisections_left && *b.bisections_left <= 0;
+  f.restored = b.restored;
   return f;
 }
 
@@ -138,8 +139,9 @@ void ResponseHandler::apply(PartitionState& p, const BatchPtr& b, ErrorCode erro
     leader_changed(p, pr->current_leader.leader_id, pr->current_leader.leader_epoch);
   }
   if (action.refresh_metadata) upstream_.request_metadata({b->tp.topic});
-  // KAFKA-8483: only a batch of the current producer id may cause a bump.
-  const bool may_bump = !action.bump_reason.empty() && b->producer_id == identity_.current().id;
+  // KAFKA-8483: only a batch of the current producer id may cause a bump;
+  // and a replayed one, whatever id it carries (its renumbering takes a new id).
+  const bool may_bump = !action.bump_reason.empty() && (b->producer_id == identity_.current().id || b->restored);
   switch (action.outcome) {
     case BatchOutcome::kComplete:
       completion_.complete(p, b, pr ? pr->base_offset : -1, pr);
@@ -199,7 +201,9 @@ void ResponseHandler::learn_window(PartitionState& p, const BatchPtr& b, ErrorCo
 }
 
 void ResponseHandler::retry_later(PartitionState& p, const BatchPtr& b, ErrorCode error, std::int64_t now) {
-  if (now - b->created_ms >= config_.delivery_timeout_ms) {
+  // A durable batch is acknowledged to its clients already: retried until
+  // it lands or fails for good.
+  if (!b->durable && now - b->created_ms >= config_.delivery_timeout_ms) {
     spdlog::warn("{}: batch seq {}..{} reached its delivery timeout after {} attempts (last error {})",
                  b->tp.to_string(), b->base_sequence, b->last_sequence(), b->attempts, error_name(error));
     completion_.expire_sent(p, b);
@@ -299,6 +303,11 @@ void ResponseHandler::isolate(PartitionState& p, const BatchPtr& b, ErrorCode er
   for (std::size_t i = 0; i < b->pieces.size(); ++i) {
     if (!refused[i]) continue;
     refused_records += b->pieces[i].record_count;
+    // The retry supersedes the batch's entry without these records.
+    if (!kept.empty()) {
+      journaling_.records_failed(*b->pieces[i].run, b->pieces[i].first_record, b->pieces[i].record_count, error,
+                                 refused[i]->second);
+    }
     spdlog::warn(
         "{}: {} for record {} of batch seq {}..{}: {}; its client run of {} records fails, {} records of "
         "other runs are resent",
@@ -306,6 +315,7 @@ void ResponseHandler::isolate(PartitionState& p, const BatchPtr& b, ErrorCode er
         refused[i]->second, b->pieces[i].record_count, kept_records);
   }
   if (kept.empty()) {
+    journaling_.failed(*b, error, "every client run of the batch was refused");
     p.forget(b);
   } else {
     BatchPtr retry = rebuild(*b, kept, b->base_sequence);

@@ -17,6 +17,7 @@
 
 #include "proxy/pipeline/accumulator.h"
 #include "proxy/pipeline/batch_completion.h"
+#include "proxy/pipeline/batch_journaling.h"
 #include "proxy/pipeline/clock.h"
 #include "proxy/pipeline/epoch_bumper.h"
 #include "proxy/pipeline/memory_uses.h"
@@ -44,7 +45,8 @@ class ResponseHandler {
  public:
   ResponseHandler(const PipelineConfig& config, UpstreamPort& upstream, const Clock& clock, PipelineObserver& observer,
                   MemoryBudget& memory, Accumulator& accumulator, TopicTable& topics, ProducerIdentity& identity,
-                  PartitionMap& partitions, EpochBumper& bumper, BatchCompletion& completion)
+                  PartitionMap& partitions, EpochBumper& bumper, BatchCompletion& completion,
+                  BatchJournaling& journaling)
       : config_(config),
         upstream_(upstream),
         clock_(clock),
@@ -55,7 +57,8 @@ class ResponseHandler {
         identity_(identity),
         partitions_(partitions),
         bumper_(bumper),
-        completion_(completion) {}
+        completion_(completion),
+        journaling_(journaling) {}
 
   // The answer to `request` (or the error it ended with: a disconnect or a
   // timeout, "maybe appended"), applied to each batch it carried.
@@ -97,6 +100,7 @@ class ResponseHandler {
   PartitionMap& partitions_;
   EpochBumper& bumper_;
   BatchCompletion& completion_;
+  BatchJournaling& journaling_;
 };
 
 }  // namespace pp

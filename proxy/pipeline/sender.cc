@@ -16,9 +16,18 @@ BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
   // The retry head: retries first, strictly in sequence order, one at a time.
   if (BatchPtr head = p.retry_head()) {
     if (!head->skip_backoff && now < head->retry_at_ms) return nullptr;
+    // Renumbered or rebuilt: its new sequences are journaled first.
+    if (!journaling_.ready_to_send(head, now)) return nullptr;
     return head;
   }
   if (p.has_awaiting_retry()) return nullptr;  // a lower sequence is still in flight
+  // A new batch waiting for its journal entry: it goes next, and nothing new
+  // is built behind it (order).
+  if (BatchPtr unsent = p.unsent_batch()) {
+    if (!journaling_.ready_to_send(unsent, now) || p.unsent_hold() != HoldReason::kNone) return nullptr;
+    return unsent;
+  }
+  if (new_batches_held_) return nullptr;
   if (!batch_ready(p, now)) return nullptr;
   // The holds on a new head: may a new sequence start?
   const ProducerIdAndEpoch& current = identity_.current();
@@ -34,7 +43,12 @@ BatchPtr Sender::next_batch_for(PartitionState& p, std::int64_t now) {
     p.reset_sequences(current);
   }
   // Sequences at drain time: built now, at the first send, never at enqueue.
-  return accumulator_.build_batch(p, current, now);
+  BatchPtr batch = accumulator_.build_batch(p, current, now);
+  if (!journaling_.ready_to_send(batch, now)) {
+    batch->state = BatchState::kUnsent;
+    return nullptr;
+  }
+  return batch;
 }
 
 void Sender::drain(PartitionMap& partitions, std::int64_t now, const std::function<void(OutgoingProduce)>& send) {
@@ -43,7 +57,7 @@ void Sender::drain(PartitionMap& partitions, std::int64_t now, const std::functi
   ready_.clear();
   leaderless_.clear();
   for (auto& [tp, p] : partitions) {
-    if (p->queued_runs().empty() && !p->has_awaiting_retry()) continue;
+    if (p->queued_runs().empty() && !p->has_awaiting_retry() && !p->unsent_batch()) continue;
     if (p->leader_id() < 0) {
       leaderless_.push_back(tp.topic);
       continue;
@@ -136,8 +150,14 @@ void Sender::mark_sent(PartitionState& p, ProducerBatch& b, std::int32_t node) {
 std::int64_t Sender::next_send_ms(const PartitionState& p, std::int64_t now) const {
   if (!identity_.ready() || p.leader_id() < 0 || p.draining()) return -1;
   if (!upstream_.can_send_produce(p.leader_id())) return -1;
-  if (BatchPtr head = p.retry_head()) return head->skip_backoff ? now : head->retry_at_ms;
-  if (p.has_awaiting_retry() || p.queued_runs().empty() || p.new_batch_hold(identity_.current()) != HoldReason::kNone) {
+  if (BatchPtr head = p.retry_head()) {
+    return journaling_.send_after_journal_ms(*head, head->skip_backoff ? now : head->retry_at_ms);
+  }
+  if (p.has_awaiting_retry()) return -1;
+  if (BatchPtr unsent = p.unsent_batch()) {
+    return p.unsent_hold() == HoldReason::kNone ? journaling_.send_after_journal_ms(*unsent, now) : -1;
+  }
+  if (new_batches_held_ || p.queued_runs().empty() || p.new_batch_hold(identity_.current()) != HoldReason::kNone) {
     return -1;
   }
   return batch_ready(p, now) ? now : p.queued_runs().front()->enqueued_ms + config_.linger_ms;

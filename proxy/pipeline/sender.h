@@ -2,7 +2,9 @@
 // round-robin over its partitions with the retry-head rule, adaptive batching
 // (at once when nothing is in flight, linger only as a bound), the window and
 // span checks and the first-ack rule; batches are built and sequenced at first
-// send; a request per round per node while the connection takes one. The
+// send; a request per round per node while the connection takes one; a batch
+// carrying durable runs goes only once its journal entry is durable
+// (BatchJournaling), and holds its partition's later batches meanwhile. The
 // producer hands each assembled request to the upstream; the ResponseHandler
 // handles what comes back.
 #pragma once
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "proxy/pipeline/accumulator.h"
+#include "proxy/pipeline/batch_journaling.h"
 #include "proxy/pipeline/partition_map.h"
 #include "proxy/pipeline/partition_state.h"
 #include "proxy/pipeline/pipeline_config.h"
@@ -39,13 +42,19 @@ struct OutgoingProduce {
 class Sender {
  public:
   Sender(const PipelineConfig& config, UpstreamPort& upstream, Accumulator& accumulator,
-         const ProducerIdentity& identity, const TopicTable& topics, PipelineObserver& observer)
+         const ProducerIdentity& identity, const TopicTable& topics, PipelineObserver& observer,
+         BatchJournaling& journaling)
       : config_(config),
         upstream_(upstream),
         accumulator_(accumulator),
         identity_(identity),
         topics_(topics),
-        observer_(observer) {}
+        observer_(observer),
+        journaling_(journaling) {}
+
+  // While held, no partition starts a new batch (no new sequence anywhere);
+  // batches already sequenced still go (replay after a restart).
+  void set_new_batches_held(bool held) { new_batches_held_ = held; }
 
   // Calls `send` for every request that may go now. Partitions without a
   // leader get their topics' metadata asked for.
@@ -68,6 +77,8 @@ class Sender {
   const ProducerIdentity& identity_;
   const TopicTable& topics_;
   PipelineObserver& observer_;
+  BatchJournaling& journaling_;
+  bool new_batches_held_ = false;
   std::map<std::int32_t, std::size_t> round_robin_;              // node -> next start index
   std::vector<std::pair<std::int32_t, PartitionState*>> ready_;  // drain()'s, kept for its capacity
   std::vector<std::string> leaderless_;
