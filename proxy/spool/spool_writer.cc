@@ -369,8 +369,11 @@ void SpoolWriter::finish_failed(Job& job) {
   for (Pending& p : job.items) p.done(status, kNoEntry);
 }
 
+// The newest segment stays even when closed or sealed: its checkpoint holds
+// the last identity and cluster view, which the next start needs (a cold
+// start answers Metadata from that view) even when nothing else is owed.
 void SpoolWriter::delete_resolved_segments() {
-  const std::uint64_t active = fd_ >= 0 ? segment_ : UINT64_MAX;
+  const std::uint64_t active = fd_ >= 0 ? segment_ : (paths_.empty() ? 0 : paths_.rbegin()->first);
   for (const std::uint64_t id : index_.take_deletable(active)) {
     const auto it = paths_.find(id);
     if (it == paths_.end()) continue;
