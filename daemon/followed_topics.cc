@@ -24,12 +24,57 @@ FollowedTopics::FollowedTopics(uv_loop_t* loop, net::Deferred& later, upstream::
       sweep_timer_(loop) {}
 
 void FollowedTopics::on_metadata(const MetadataUpdate& update) {
+  learn_known(update);
   for (Waiter& w : waiters_) {
     std::erase_if(w.refreshing, [&](const std::string& t) {
       return std::any_of(update.topics.begin(), update.topics.end(), [&](const auto& u) { return u.first == t; });
     });
   }
   answer_waiters();
+}
+
+// A topic described with partitions is known with their count; one the
+// upstream says does not exist is no longer known. Other errors (a leader
+// election) leave the count as it was.
+void FollowedTopics::learn_known(const MetadataUpdate& update) {
+  bool changed = false;
+  for (const auto& [name, reported] : update.topics) {
+    const auto* t = producer_.topics().find(name);
+    if (t && t->error == ErrorCode::kNone && !t->partitions.empty()) {
+      const auto count = static_cast<std::int32_t>(t->partitions.size());
+      auto [it, added] = known_.try_emplace(name, count);
+      changed = changed || added || it->second != count;
+      it->second = count;
+    } else if (reported.error == ErrorCode::kUnknownTopicOrPartition) {
+      changed = known_.erase(name) > 0 || changed;
+    }
+  }
+  if (changed && view_listener_) view_listener_(known_);
+}
+
+void FollowedTopics::restore_view(const KnownTopics& view) {
+  restored_ = true;
+  std::vector<std::string> topics;
+  const std::int64_t now = clock_.now_ms();
+  for (const auto& [name, partitions] : view) {
+    if (known_.size() >= limits_.max_topics) break;
+    if (partitions <= 0 || !is_legal_topic_name(name)) continue;
+    known_.emplace(name, partitions);
+    // Idle from now: forgotten after max_idle_ms unless a client uses it.
+    last_asked_ms_[name] = now;
+    topics.push_back(name);
+  }
+  if (!topics.empty()) upstream_.request_metadata(topics);
+}
+
+void FollowedTopics::describe_from_view(const std::string& name, TopicDescription& d) const {
+  const auto it = known_.find(name);
+  if (it == known_.end()) {
+    d.error = ErrorCode::kLeaderNotAvailable;
+    return;
+  }
+  d.error = ErrorCode::kNone;
+  d.partition_count = it->second;
 }
 
 bool FollowedTopics::settled(const std::string& name) const {
@@ -100,6 +145,7 @@ void FollowedTopics::describe(std::optional<std::vector<std::string>> topics, bo
 }
 
 bool FollowedTopics::answerable(const Waiter& w) const {
+  if (answering_from_view()) return true;
   return w.refreshing.empty() && std::all_of(w.topics.begin(), w.topics.end(), [&](const std::string& t) {
            return w.refused.contains(t) || producer_.topics().find(t) != nullptr;
          });
@@ -112,6 +158,8 @@ void FollowedTopics::answer(Waiter& w, bool final_answer) {
     d.name = name;
     if (auto refused = w.refused.find(name); refused != w.refused.end()) {
       d.error = refused->second;
+    } else if (answering_from_view()) {
+      describe_from_view(name, d);
     } else if (const auto* t = producer_.topics().find(name)) {
       d.error = t->error;
       d.topic_id = t->topic_id;
@@ -185,6 +233,9 @@ void FollowedTopics::forget_idle_topics() {
   if (idle.empty()) return;
   upstream_.forget_topics(idle);
   producer_.forget_topics(idle);
+  bool forgot_known = false;
+  for (const std::string& topic : idle) forgot_known = known_.erase(topic) > 0 || forgot_known;
+  if (forgot_known && view_listener_) view_listener_(known_);
   spdlog::info("forgot {} topics unused for {} ms (first: '{}'); {} still followed", idle.size(), limits_.max_idle_ms,
                idle.front(), upstream_.topics_in_use().size());
 }

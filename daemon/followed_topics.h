@@ -11,6 +11,12 @@
 // Without the cap and the sweep a client could grow every Metadata refresh,
 // and the state kept per topic and partition, without bound.
 //
+// - The known topics (name and partition count, as the upstream last
+//   described them): offered to a listener after every change, which the
+//   daemon keeps in the spool. A start in spool mode restores them, and
+//   until the upstream first answers, describe() answers from them at once
+//   (restore_view()).
+//
 // Owned by the ProducerDriver, which tells it of every Metadata answer. Loop
 // thread only.
 #pragma once
@@ -44,6 +50,9 @@ struct TopicLimits {
   std::int64_t max_idle_ms = 300000;
 };
 
+// Topic name -> partition count (> 0): the topics known upstream.
+using KnownTopics = std::map<std::string, std::int32_t>;
+
 class FollowedTopics final : public TopicDirectory {
  public:
   // Every reference must outlive this object. `later` runs describe()'s
@@ -60,8 +69,23 @@ class FollowedTopics final : public TopicDirectory {
   // SIGHUP: describe() waits this long from now on.
   void set_request_timeout_ms(std::int32_t ms) { request_timeout_ms_ = ms; }
   // A Metadata answer reached the pipeline: the questions waiting for it may
-  // be answered.
+  // be answered, and the known topics change.
   void on_metadata(const MetadataUpdate& update);
+
+  // Spool mode, at start: `view` is the cluster view the spool last held
+  // (docs/design/SPOOL.md, "Entries"). Its topics become known and followed
+  // again (asked about upstream, at most max_topics of them, forgotten when
+  // idle like any other). Until the upstream's first Metadata answer in this
+  // process, describe() answers at once instead of waiting for it: a topic
+  // of the view with its partition count, any other LEADER_NOT_AVAILABLE
+  // (retriable, so clients ask again until Kafka answers).
+  void restore_view(const KnownTopics& view);
+  // Runs with the known topics after every change to them (Metadata
+  // answers, idle topics forgotten); never inside describe().
+  void set_view_listener(std::function<void(const KnownTopics&)> listener) { view_listener_ = std::move(listener); }
+  const KnownTopics& known_topics() const { return known_; }
+  // Answering from the restored view: restored, and no Metadata answer yet.
+  bool answering_from_view() const { return restored_ && !upstream_.has_metadata(); }
 
   // ---- TopicDirectory ----
   TopicAdmission admit_topic(std::string_view name) override;
@@ -95,6 +119,8 @@ class FollowedTopics final : public TopicDirectory {
   void answer(Waiter& w, bool final_answer);
   void answer_waiters();
   void log_refused(const std::string& topic, const TopicAdmission& admission);
+  void learn_known(const MetadataUpdate& update);
+  void describe_from_view(const std::string& name, TopicDescription& d) const;
 
   void schedule_sweep();
   void forget_idle_topics();
@@ -112,6 +138,9 @@ class FollowedTopics final : public TopicDirectory {
   // When a client last asked about each topic in use (Metadata).
   std::unordered_map<std::string, std::int64_t> last_asked_ms_;
   LogLimiter refused_log_{std::chrono::seconds(10)};
+  KnownTopics known_;
+  bool restored_ = false;  // restore_view() was called
+  std::function<void(const KnownTopics&)> view_listener_;
   mutable bool offers_topic_ids_ = false;  // offers_topic_ids()'s last answer with a broker connected
 };
 

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "config/client_access.h"
+#include "config/spool_checks.h"
 #include "daemon/settings_mapping.h"
 #include "proxy/sasl/users_file.h"
 
@@ -56,6 +57,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   }
   heartbeat_.start(0, kHeartbeatMs, [this] {
     health_.beat();
+    update_spool_readiness();
     sample_metrics();
     exit_if_fatal();
   });
@@ -133,12 +135,14 @@ std::expected<void, std::string> ProxyRuntime::load_client_users() {
 }
 
 // The client listener opens only once the upstream can take records: a client
-// that connects early would otherwise see Metadata without topics.
+// that connects early would otherwise see Metadata without topics. In spool
+// mode the spool takes them and the persisted cluster view answers Metadata,
+// so it opens at once.
 void ProxyRuntime::check_ready() {
   if (ready_ || draining_) return;
   const bool metadata_known = driver_->upstream().has_metadata();
   const bool producer_id_held = driver_->producer().identity_state() == IdentityState::kReady;
-  if (!metadata_known || !producer_id_held) return;
+  if (!accepts_before_upstream() && (!metadata_known || !producer_id_held)) return;
   if (auto listening = frontend_->start(); !listening) {
     spdlog::error("start-up failed: client listener: {}", listening.error());
     readiness_.stop();
@@ -150,12 +154,38 @@ void ProxyRuntime::check_ready() {
   readiness_.stop();
   ready_ = true;
   health_.set_ready(true);
+  update_spool_readiness();
   const auto id = driver_->producer().identity();
   spdlog::info("ready: clients connect to {}:{}, Prometheus scrapes 127.0.0.1:{} (producer id {}, epoch {})",
                settings_.listener.address.substr(0, settings_.listener.address.rfind(':')), client_port(),
                metrics_port(), id.id.value, id.epoch.value);
   systemd_.ready("serving");
   if (on_ready_) on_ready_();
+}
+
+void ProxyRuntime::keep_cluster_view(spool::SpoolWriter& writer) {
+  spool_ = &writer;
+  cluster_view_ = std::make_unique<durable::ClusterViewKeeper>(writer);
+  FollowedTopics& topics = driver_->followed_topics();
+  if (accepts_before_upstream()) {
+    topics.restore_view(cluster_view_->view());
+    spdlog::info("spool: {} topics known from the spool's cluster view; Metadata answered from it until Kafka does",
+                 cluster_view_->view().size());
+  }
+  durable::ClusterViewKeeper* keeper = cluster_view_.get();
+  topics.set_view_listener([keeper](const KnownTopics& known) { keeper->offer(known); });
+}
+
+bool ProxyRuntime::accepts_before_upstream() const {
+  return spool_ != nullptr && config::spool_ack_requested(settings_.spool);
+}
+
+// "Accepting" (docs/design/INTERFACES.md, "HTTP endpoints"): in spool mode
+// the proxy is ready while the spool takes records, Kafka reachable or not.
+void ProxyRuntime::update_spool_readiness() {
+  if (!ready_ || draining_ || !accepts_before_upstream()) return;
+  const bool room = spool_->bytes_used() < static_cast<std::size_t>(settings_.spool.max_bytes);
+  health_.set_ready(room && !spool_->failing());
 }
 
 // A fatal producer (CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION on

@@ -20,6 +20,7 @@
 #include "metrics/health.h"
 #include "metrics/metrics.h"
 #include "metrics/metrics_server.h"
+#include "proxy/durable/cluster_view_keeper.h"
 #include "proxy/frontend/frontend.h"
 
 namespace pp {
@@ -50,6 +51,16 @@ class ProxyRuntime {
   // logged as needing a restart.
   void reload(const config::Settings& reloaded);
 
+  // Spool mode: keeps the cluster view in `writer`'s spool (every change of
+  // the known topics appended) and restores the last one, so that with a
+  // topic in ack = "spool" the client listener opens without waiting for the
+  // upstream and Metadata is answered from that view until it answers.
+  // Readiness then means "accepting": ready while the spool is below
+  // spool.max_bytes and its last write did not fail, whether or not the
+  // upstream is reachable. Call after start(), before the loop runs;
+  // `writer` must outlive this runtime's loop.
+  void keep_cluster_view(spool::SpoolWriter& writer);
+
   // ---- for tests and the log line at start ----
   std::uint16_t client_port() const;
   std::uint16_t metrics_port() const;
@@ -60,6 +71,8 @@ class ProxyRuntime {
 
  private:
   void check_ready();
+  bool accepts_before_upstream() const;
+  void update_spool_readiness();
   void exit_if_fatal();
   void sample_metrics();
   void reload_tls();
@@ -80,6 +93,8 @@ class ProxyRuntime {
   std::shared_ptr<upstream::sasl::Authenticator> sasl_;  // null: no upstream SASL
   std::unique_ptr<ProducerDriver> driver_;
   std::unique_ptr<Frontend> frontend_;
+  spool::SpoolWriter* spool_ = nullptr;  // spool mode: the writer keep_cluster_view() was given
+  std::unique_ptr<durable::ClusterViewKeeper> cluster_view_;
   net::Timer heartbeat_;
   net::Timer readiness_;
   net::Timer watchdog_;

@@ -29,7 +29,9 @@ class Health {
   // Loop thread, from a repeating timer of kBeatInterval.
   void beat();
   // The daemon: true once the client listener is up, upstream metadata is
-  // known and a producer id is held; false if one of those is lost.
+  // known and a producer id is held; false if one of those is lost. In
+  // spool mode, "accepting": true while the listener is up and the spool has
+  // room and writes, Kafka reachable or not.
   void set_ready(bool ready);
   // The daemon, when a drain starts. One way: readiness stays false after it,
   // whatever set_ready says, so a producer id won in the middle of a drain

@@ -89,6 +89,8 @@ class SpoolWriter {
   // Bytes on disk plus bytes queued or being written.
   std::size_t bytes_used() const;
   std::uint64_t active_segment() const { return segment_; }
+  // The last commit failed (a disk error); false again after one succeeds.
+  bool failing() const { return failing_; }
   // The file of segment `id` (for read_entry), or nullptr once deleted.
   const std::string* segment_path(std::uint64_t id) const {
     const auto it = paths_.find(id);
