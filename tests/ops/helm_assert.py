@@ -4,7 +4,9 @@
 usage: helm_assert.py MODE RENDERED.yaml [TOML_OUT]
 MODE is native, container or podmonitor (native plus a PodMonitor), or
 node-hostPort / node-service (node.enabled: a DaemonSet, with a Service in
-the second). Writes the ConfigMap's produce-proxy.toml to TOML_OUT when
+the second), or spool-emptyDir / spool-pvc / spool-existing (native with
+spool.volume: an emptyDir, a PVC the chart creates, an existing claim named
+`spool-claim`). Writes the ConfigMap's produce-proxy.toml to TOML_OUT when
 given, for --check-config.
 Prints one line per failed check and exits 1 if any failed.
 """
@@ -33,6 +35,47 @@ def check_security_context(proxy):
     check(sc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation false")
     check(sc.get("capabilities", {}).get("drop") == ["ALL"], "capabilities drop ALL")
     check(sc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "seccompProfile RuntimeDefault")
+
+
+SPOOL_MOUNT = "/var/lib/produce-proxy"
+
+
+def spool_volume(mode, by_kind, config, spec, proxy):
+    """spool.volume: the volume mounted writable where config.spool.dir
+    points, the pod's fsGroup able to write it; a PVC (created and kept on
+    uninstall, or the existing claim) with one replica and the Recreate
+    strategy. Without it: no spool volume and no [spool] section."""
+    mounts = {m["name"]: m for m in proxy.get("volumeMounts", [])}
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    if not mode.startswith("spool-"):
+        check("produce-proxy-spool" not in mounts and "produce-proxy-spool" not in volumes, "no spool volume by default")
+        check("spool" not in config, "no [spool] by default")
+        return
+    check(config.get("spool", {}).get("dir") == SPOOL_MOUNT + "/spool", f"spool.dir under the mount: {config.get('spool')}")
+    mount = mounts.get("produce-proxy-spool", {})
+    check(mount.get("mountPath") == SPOOL_MOUNT and not mount.get("readOnly"), f"spool mounted writable: {mount}")
+    check(spec.get("securityContext", {}).get("fsGroup") == proxy["securityContext"]["runAsGroup"],
+          "fsGroup: the proxy's group writes the spool volume")
+    volume = volumes.get("produce-proxy-spool", {})
+    dep = by_kind["Deployment"][0]
+    if mode == "spool-emptyDir":
+        check("emptyDir" in volume, f"spool: an emptyDir: {volume}")
+        check("strategy" not in dep["spec"], "emptyDir: the default rolling update")
+        return
+    claim = volume.get("persistentVolumeClaim", {}).get("claimName")
+    check(dep["spec"].get("strategy", {}).get("type") == "Recreate", "PVC: Recreate, one writer at a time")
+    check(dep["spec"]["replicas"] == 1, "PVC: one replica")
+    if mode == "spool-existing":
+        check(claim == "spool-claim", f"the existing claim: {claim}")
+        check("PersistentVolumeClaim" not in by_kind, "no PVC created for an existing claim")
+        return
+    pvcs = by_kind.get("PersistentVolumeClaim", [{}])
+    pvc = pvcs[0]
+    check(pvc.get("metadata", {}).get("name") == claim, f"the claim mounted is the one created: {claim}")
+    check(pvc.get("spec", {}).get("accessModes") == ["ReadWriteOnce"], "PVC ReadWriteOnce")
+    check(pvc.get("spec", {}).get("resources", {}).get("requests", {}).get("storage"), "PVC size")
+    check(pvc.get("metadata", {}).get("annotations", {}).get("helm.sh/resource-policy") == "keep",
+          "PVC kept on uninstall")
 
 
 def node_mode(mode, by_kind, config):
@@ -127,8 +170,8 @@ def main():
             print(f"FAIL ({mode}): {f}")
         print(f"{mode}: {'ok' if not failures else f'{len(failures)} failed'}")
         return 1 if failures else 0
-    check(sorted(by_kind) == sorted(["ConfigMap", "Deployment"] + (["PodMonitor"] if mode == "podmonitor" else [])),
-          f"rendered kinds {sorted(by_kind)}")
+    extra = {"podmonitor": ["PodMonitor"], "spool-pvc": ["PersistentVolumeClaim"]}.get(mode, [])
+    check(sorted(by_kind) == sorted(["ConfigMap", "Deployment"] + extra), f"rendered kinds {sorted(by_kind)}")
 
     cm = by_kind["ConfigMap"][0]
     toml_text = cm["data"]["produce-proxy.toml"]
@@ -148,7 +191,7 @@ def main():
     containers = spec["containers"]
     proxies_init = [c for c in init if c["name"] == "produce-proxy"]
     proxies_main = [c for c in containers if c["name"] == "produce-proxy"]
-    if mode in ("native", "podmonitor"):
+    if mode in ("native", "podmonitor") or mode.startswith("spool-"):
         check(len(proxies_init) == 1 and not proxies_main, "native: the proxy is an init container only")
         proxy = proxies_init[0]
         check(proxy.get("restartPolicy") == "Always", "native: restartPolicy Always (a native sidecar)")
@@ -168,6 +211,7 @@ def main():
         check(get.get("path") == path and get.get("port") == "metrics", f"{probe} GET {path} on metrics")
 
     check_security_context(proxy)
+    spool_volume(mode, by_kind, config, spec, proxy)
     check(proxy.get("resources", {}).get("limits", {}).get("memory"), "a memory limit")
     check(proxy.get("resources", {}).get("requests", {}).get("cpu"), "a cpu request")
 

@@ -3,7 +3,8 @@
 # default values (native sidecar) and the plain-container option, and the
 # node mode (helm/examples/node-values.yaml: a DaemonSet with a hostPort or a
 # node-local Service, its listener beyond loopback only with client TLS or
-# SASL, the client Secret mounted read-only); bad values fail the render with
+# SASL, the client Secret mounted read-only), and the spool's volume (an
+# emptyDir, a PVC created or existing); bad values fail the render with
 # a message; the rendered config passes the proxy's own --check-config when
 # the built binary is given.
 #
@@ -79,6 +80,16 @@ assert t == {"enabled": True, "ca_file": "/etc/produce-proxy-tls/ca.crt"}, t' "$
   { echo "FAIL: config.upstream.tls should render as [upstream.tls]"; fail=1; }
 if grep -q 'produce-proxy-tls' "$tmp/default.yaml"; then echo "FAIL: no Secret is mounted by default"; fail=1; fi
 
+step "spool volumes: an emptyDir, a PVC the chart creates, an existing claim (values.yaml, spool)"
+render spool-emptyDir spool-emptyDir --set spool.volume=emptyDir --set spool.emptyDir.sizeLimit=2Gi \
+  --set config.spool.ack=spool
+grep -q 'sizeLimit: 2Gi$' "$tmp/spool-emptyDir.yaml" || { echo "FAIL: spool.emptyDir.sizeLimit not rendered"; fail=1; }
+render spool-pvc spool-pvc --set spool.volume=persistentVolumeClaim --set config.spool.ack=spool
+render spool-existing spool-existing --set spool.volume=persistentVolumeClaim \
+  --set spool.persistentVolumeClaim.existingClaim=spool-claim
+"$helm" lint --strict "$chart" --set spool.volume=persistentVolumeClaim >"$tmp/lint-spool.txt" 2>&1 ||
+  { cat "$tmp/lint-spool.txt"; fail=1; }
+
 step "node mode: one proxy per node, clients authenticated (helm/examples/node-values.yaml)"
 node_values="$repo/helm/examples/node-values.yaml"
 for expose in hostPort service; do
@@ -116,6 +127,9 @@ refused "clients are not authenticated" -f "$node_values" --set-json 'config.lis
 refused "node.clientAuthSecret.name is empty" -f "$node_values" --set node.clientAuthSecret.name=
 refused "node.expose must be one of" -f "$node_values" --set node.expose=nodePort
 refused "clients are not authenticated" --set config.listener.address=0.0.0.0:9092
+refused "needs replicaCount 1" --set spool.volume=persistentVolumeClaim --set replicaCount=2
+refused "node mode has no spool volume" -f "$node_values" --set spool.volume=emptyDir
+refused 'spool.volume must be one of' --set spool.volume=hostPath
 # The plain container needs no 1.29 feature.
 "$helm" template t "$chart" --kube-version 1.27.0 --set sidecar.mode=container >/dev/null ||
   { echo "FAIL: container mode should render for Kubernetes 1.27"; fail=1; }
@@ -124,6 +138,11 @@ if [ -n "$proxy" ] && [ -x "$proxy" ] && "$proxy" --help 2>&1 | grep -q -- --che
   step "the rendered configs pass produce-proxy --check-config"
   for name in default container long-drain; do
     "$proxy" --check-config --config "$tmp/$name.toml" || { echo "FAIL: $name config"; cat "$tmp/$name.toml"; fail=1; }
+  done
+  # The spool's directory is the volume's, which is not here outside a pod.
+  for name in spool-existing; do
+    "$proxy" --check-config --config "$tmp/$name.toml" --set spool.dir="$tmp/$name-spool" ||
+      { echo "FAIL: $name config"; cat "$tmp/$name.toml"; fail=1; }
   done
   # The Secret is not there outside a pod: the check must say which file.
   if "$proxy" --check-config --config "$tmp/tls.toml" 2>"$tmp/tls.err" ||

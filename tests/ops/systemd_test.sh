@@ -4,7 +4,8 @@
 # example drop-ins beside it (produce-proxy.service.d/*.conf.example) load
 # without a warning, hand over the users file and the TLS key as
 # LoadCredential=, and the config they document names exactly those
-# credentials; with EXECUTABLE, that config passes --check-config.
+# credentials; with EXECUTABLE, that config passes --check-config. The unit
+# has the state directory the example config puts spool.dir in.
 #
 # usage: systemd_test.sh UNIT_FILE [EXECUTABLE]
 # verify insists that ExecStart's binary exists, so a temporary copy of the
@@ -137,5 +138,13 @@ if [ -z "$drain_ms" ] || [ -z "$stop_s" ] || [ $((stop_s * 1000)) -le "$drain_ms
   fail=1
 else
   echo "ok: TimeoutStopSec=${stop_s}s > drain_timeout_ms=${drain_ms}"
+fi
+# The spool's place: the unit's state directory, which the example config
+# names for spool.dir under systemd.
+if grep -q '^StateDirectory=produce-proxy$' "$unit" && grep -q '^# dir = "/var/lib/produce-proxy/spool"' "$example"; then
+  echo "ok: StateDirectory=produce-proxy, and the example config puts spool.dir in it"
+else
+  echo "FAIL: StateDirectory=produce-proxy in $unit and spool.dir = /var/lib/produce-proxy/spool in $example"
+  fail=1
 fi
 exit $fail

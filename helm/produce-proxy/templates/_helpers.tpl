@@ -37,7 +37,7 @@ maps is an array of tables: config.listener.principals renders as
 {{- define "produce-proxy.configToml" -}}
 # Rendered by the produce-proxy chart from .Values.config.
 {{- $config := .Values.config }}
-{{- if include "produce-proxy.node.enabled" . }}
+{{- if or (include "produce-proxy.node.enabled" .) (include "produce-proxy.spool.volume" .) }}
 {{- $config = include "produce-proxy.config" . | fromJson }}
 {{- end }}
 {{- range $section, $keys := $config }}
@@ -101,7 +101,27 @@ it differs per node.
 {{- end -}}
 {{- $config = mergeOverwrite $config (dict "listener" $listener) -}}
 {{- end -}}
+{{- if and (include "produce-proxy.spool.volume" .) (not (dig "spool" "dir" "" $config)) -}}
+{{- $config = mergeOverwrite $config (dict "spool" (dict "dir" (printf "%s/spool" (trimSuffix "/" .Values.spool.mountPath)))) -}}
+{{- end -}}
 {{- toJson $config -}}
+{{- end }}
+
+{{/*
+The spool's volume kind (spool.volume), "" when none: emptyDir or
+persistentVolumeClaim. Values from before the spool existed have no spool key.
+*/}}
+{{- define "produce-proxy.spool.volume" -}}
+{{- $volume := dig "volume" "none" (.Values.spool | default dict) -}}
+{{- if ne $volume "none" }}{{ $volume }}{{ end -}}
+{{- end }}
+
+{{/*
+The spool's PVC: spool.persistentVolumeClaim.existingClaim, or the one the
+chart creates (templates/spool-pvc.yaml), named after the release.
+*/}}
+{{- define "produce-proxy.spool.claimName" -}}
+{{- .Values.spool.persistentVolumeClaim.existingClaim | default (printf "%s-spool" (include "produce-proxy.sidecar.configMapName" .) | trunc 63 | trimSuffix "-") -}}
 {{- end }}
 
 {{/*
@@ -160,6 +180,16 @@ message that says which value to change.
 {{- if and (or $mtls $sasl (dig "listener" "tls" "enabled" false $config)) (not .Values.node.clientAuthSecret.name) -}}
 {{- fail "node.clientAuthSecret.name is empty: the listener's TLS files and users file come from that Secret (keys tls.crt, tls.key, ca.crt, users), mounted at node.clientAuthSecret.mountPath" -}}
 {{- end -}}
+{{- end -}}
+{{- $spool := include "produce-proxy.spool.volume" . -}}
+{{- if and $spool (include "produce-proxy.node.enabled" .) -}}
+{{- fail (printf "spool.volume=%s: node mode has no spool volume; set spool.volume=none" $spool) -}}
+{{- end -}}
+{{- if and (eq $spool "persistentVolumeClaim") (ne (int .Values.replicaCount) 1) -}}
+{{- fail (printf "spool.volume=persistentVolumeClaim needs replicaCount 1, not %d: a spool has one writer, and the replicas would share the claim" (int .Values.replicaCount)) -}}
+{{- end -}}
+{{- if and $spool (not (has $spool (list "emptyDir" "persistentVolumeClaim"))) -}}
+{{- fail (printf "spool.volume must be none, emptyDir or persistentVolumeClaim, not %q" $spool) -}}
 {{- end -}}
 {{- $metrics := dig "metrics" "address" "127.0.0.1:9464" .Values.config -}}
 {{- if or (hasPrefix "127." $metrics) (hasPrefix "localhost:" $metrics) (hasPrefix "[::1]" $metrics) -}}

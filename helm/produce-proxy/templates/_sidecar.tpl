@@ -23,6 +23,9 @@ or the dependency's whole context, .Subcharts.produceProxy.
                                           initContainers (sidecar.mode native),
                                           "" when under containers
   produce-proxy.sidecar.volumes           the pod volumes it mounts, list items
+                                          (the spool's emptyDir or PVC with
+                                          spool.volume; a PVC the chart does
+                                          not create must exist: existingClaim)
   produce-proxy.sidecar.configmap         the ConfigMap holding produce-proxy.toml
   produce-proxy.sidecar.configMapName     that ConfigMap's name
   produce-proxy.sidecar.podAnnotations    checksum/config (a config change rolls
@@ -171,6 +174,11 @@ mode (Kubernetes 1.29+), else a plain container with a preStop wait.
       mountPath: {{ .Values.saslSecret.mountPath }}
       readOnly: true
     {{- end }}
+    {{- if include "produce-proxy.spool.volume" . }}
+    # The durable spool (config.spool.dir below it); see values.yaml, spool.
+    - name: produce-proxy-spool
+      mountPath: {{ .Values.spool.mountPath }}
+    {{- end }}
 {{- end }}
 
 {{- define "produce-proxy.sidecar.volumes" -}}
@@ -187,5 +195,21 @@ mode (Kubernetes 1.29+), else a plain container with a preStop wait.
 - name: produce-proxy-sasl
   secret:
     secretName: {{ .Values.saslSecret.name }}
+{{- end }}
+{{- $spool := include "produce-proxy.spool.volume" . }}
+{{- if eq $spool "emptyDir" }}
+# Kept across container restarts and kill -9; gone with the pod.
+- name: produce-proxy-spool
+  emptyDir:
+    {{- if .Values.spool.emptyDir.sizeLimit }}
+    sizeLimit: {{ .Values.spool.emptyDir.sizeLimit }}
+    {{- else }}
+    {}
+    {{- end }}
+{{- else if eq $spool "persistentVolumeClaim" }}
+# Kept across pod deletion and rescheduling, as long as the claim is.
+- name: produce-proxy-spool
+  persistentVolumeClaim:
+    claimName: {{ include "produce-proxy.spool.claimName" . }}
 {{- end }}
 {{- end }}
