@@ -43,7 +43,7 @@ PipelineMetrics::PipelineMetrics(MetricFamilies& families, bool partition_labels
     identity_changes_.get(std::string(state), state_label);
   }
   // Every reason shows 0 from the start, so an alert can fire on the first one.
-  for (std::string_view reason : {"epoch_bump", "record_errors", "bisection"}) {
+  for (std::string_view reason : {"epoch_bump", "record_errors", "bisection", "spool_replay"}) {
     ambiguous_renumbered_.get(std::string(reason), reason_label);
   }
 }
