@@ -8,7 +8,6 @@
 #include <ostream>
 
 #include "config/print_settings.h"
-#include "config/spool_checks.h"
 
 #ifndef PP_GIT_REVISION
 #define PP_GIT_REVISION "unknown"
@@ -121,19 +120,8 @@ int check_config(const CommandLine& cli, std::ostream& out, std::ostream& err) {
     err << config::format_errors(settings.error());
     return kExitBadConfig;
   }
-  if (const auto unserved = unserved_configuration(*settings)) {
-    err << config::resolve_config_path(source.path) << ": " << *unserved << "\n";
-    return kExitBadConfig;
-  }
   out << config::resolve_config_path(source.path) << ": ok\n";
   return kExitClean;
-}
-
-std::optional<std::string> unserved_configuration(const config::Settings& settings) {
-  if (!config::spool_ack_requested(settings.spool)) return std::nullopt;
-  return "ack = \"spool\" (spool.ack or spool.topic_ack) is not served by this build yet: it would acknowledge "
-         "records it has not written to the spool. Use ack = \"upstream\" (docs/design/SPOOL.md, \"Not built "
-         "yet\")";
 }
 
 int print_config(const CommandLine& cli, std::ostream& out, std::ostream& err) {

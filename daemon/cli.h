@@ -73,12 +73,6 @@ std::string version_report(std::string_view version);
 // 0, or every problem as FILE:LINE:COLUMN: message to `err` and returns 2.
 int check_config(const CommandLine& cli, std::ostream& out, std::ostream& err);
 
-// What a valid configuration asks for that this build does not serve yet,
-// as one message, or nullopt: ack = "spool" (docs/design/SPOOL.md, "Not
-// built yet"). check_config() and start-up refuse it (exit 2) rather than
-// run without doing what it says.
-std::optional<std::string> unserved_configuration(const config::Settings& settings);
-
 // --print-config: loads and validates like check_config; prints the effective
 // configuration as TOML (config/print_settings.h: every key, defaults
 // included, secrets redacted) to `out` and returns 0, or the problems to

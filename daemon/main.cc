@@ -98,10 +98,6 @@ int main(int argc, char** argv) {
     std::cerr << pp::config::format_errors(settings.error());
     return pp::kExitBadConfig;
   }
-  if (const auto unserved = pp::unserved_configuration(*settings)) {
-    std::cerr << "produce-proxy: " << *unserved << "\n";
-    return pp::kExitBadConfig;
-  }
   if (auto logging = pp::configure_logging(pp::config::to_string(settings->log.level),
                                            pp::config::to_string(settings->log.format));
       !logging) {
@@ -109,12 +105,6 @@ int main(int argc, char** argv) {
     return pp::kExitBadConfig;
   }
   spdlog::info("produce-proxy {} starting", PP_VERSION);
-  if (settings->spool.enabled()) {
-    spdlog::warn(
-        "spool: spool.dir = {} is set, but this build does not write to the spool yet: records are "
-        "acknowledged after the upstream, as without a spool (docs/design/SPOOL.md)",
-        settings->spool.dir);
-  }
   switch (pp::keep_freed_memory_for_reuse(static_cast<std::size_t>(settings->producer.buffer_memory_bytes))) {
     case pp::AllocatorTuning::kApplied:
       break;

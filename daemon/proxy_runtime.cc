@@ -3,10 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <chrono>
 
 #include "config/client_access.h"
 #include "config/spool_checks.h"
 #include "daemon/settings_mapping.h"
+#include "proxy/durable/spool_replay.h"
+#include "proxy/spool/spool_recovery.h"
 #include "proxy/sasl/users_file.h"
 
 namespace pp {
@@ -41,6 +44,7 @@ ProxyRuntime::ProxyRuntime(uv_loop_t* loop, config::Settings settings)
 
 ProxyRuntime::~ProxyRuntime() {
   frontend_.reset();
+  if (driver_ && journal_) driver_->producer().set_journal(nullptr);
   if (driver_) driver_->close();
 }
 
@@ -55,6 +59,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   } catch (const std::exception& e) {
     return std::unexpected(std::string("metrics listener: ") + e.what());
   }
+  if (auto spool = open_spool(); !spool) return spool;
   heartbeat_.start(0, kHeartbeatMs, [this] {
     health_.beat();
     update_spool_readiness();
@@ -85,11 +90,13 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   for (const auto& b : upstream.bootstrap_servers) bootstrap_ += (bootstrap_.empty() ? "" : ",") + b;
   driver_ = std::make_unique<ProducerDriver>(loop_, upstream, to_pipeline_config(settings_),
                                              &metrics_->pipeline_observer(), to_topic_limits(settings_));
+  wire_spool();
   if (auto started = driver_->start(); !started) return std::unexpected("upstream: " + started.error());
+  if (spool_writer_) keep_cluster_view(*spool_writer_);
 
   auto frontend_config = to_frontend_config(settings_);
   if (!frontend_config) return std::unexpected(frontend_config.error());
-  frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, driver_->producer(), driver_->followed_topics(),
+  frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, client_sink(), driver_->followed_topics(),
                                          &metrics_->frontend_observer());
   if (auto users = load_client_users(); !users) return users;
   if (auto tls = load_listener_tls(false); !tls) return tls;
@@ -222,6 +229,10 @@ void ProxyRuntime::sample_metrics() {
     metrics_->sample_memory(by_use);
     metrics_->sample_topics(driver_->upstream().topics_in_use().size());
   }
+  if (spool_writer_) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    metrics_->spool_observer().sample(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+  }
 }
 
 void ProxyRuntime::drain(std::function<void(int exit_code)> done) {
@@ -238,7 +249,7 @@ void ProxyRuntime::drain(std::function<void(int exit_code)> done) {
   spdlog::info("draining: {} bytes buffered; deadline in {} ms", driver_->producer().buffered_bytes(),
                settings_.shutdown.drain_timeout_ms);
   drain_timer_.start(0, kDrainPollMs, [this] {
-    if (driver_->producer().idle()) {
+    if (drained()) {
       finish_drain(false);
     } else if (driver_->clock().now_ms() >= drain_deadline_ms_) {
       finish_drain(true);
@@ -251,12 +262,26 @@ void ProxyRuntime::finish_drain(bool deadline) {
   if (frontend_) frontend_->stop();
   heartbeat_.stop();
   watchdog_.stop();
+  // The spool takes nothing more: what is queued is committed, and an abort
+  // below fails no durable record in it (they stay owed for the next start).
+  if (spool_writer_) {
+    spool_writer_->close([this] {
+      spool_closed_ = true;
+      report_drained();
+    });
+  }
   int exit_code = 0;
   if (deadline) {
     const std::size_t lost_bytes = driver_->producer().buffered_bytes();
+    const bool lost = !spooling_sink_ || spooling_sink_->passthrough_in_flight() > 0;
     driver_->producer().abort_all(ErrorCode::kRequestTimedOut);
-    spdlog::error("drain deadline reached: {} bytes of accepted records were not delivered", lost_bytes);
-    exit_code = 1;
+    if (lost) {
+      spdlog::error("drain deadline reached: {} bytes of accepted records were not delivered", lost_bytes);
+      exit_code = 1;
+    } else {
+      spdlog::info("drain deadline reached: {} acknowledged records stay in the spool for the next start",
+                   spool_writer_->index().unresolved_record_count());
+    }
   } else if (driver_->producer().identity_state() == IdentityState::kFatal) {
     spdlog::error("drained: the producer is fatal ({}); accepted records were failed, not delivered",
                   error_name(driver_->producer().fatal_error()));
@@ -265,8 +290,71 @@ void ProxyRuntime::finish_drain(bool deadline) {
     spdlog::info("drained: every accepted record was delivered");
   }
   driver_->close();
+  drained_exit_code_ = exit_code;
+  report_drained();
+}
+
+// Once the exit code is known and the spool (if any) is closed.
+void ProxyRuntime::report_drained() {
+  if (!drained_exit_code_ || (spool_writer_ && !spool_closed_)) return;
   auto done = std::move(on_drained_);
-  if (done) done(exit_code);
+  on_drained_ = nullptr;
+  if (done) done(*drained_exit_code_);
+}
+
+bool ProxyRuntime::drained() const {
+  if (!driver_->producer().idle()) return false;
+  return !spooling_sink_ || (feeder_->empty() && spooling_sink_->appending() == 0);
+}
+
+// Recovery reads every segment before the loop serves (SPOOL.md,
+// "Recovery"): torn tails are cut, corrupt segments moved aside, and a
+// directory written by a newer format refuses the start.
+std::expected<void, std::string> ProxyRuntime::open_spool() {
+  if (!settings_.spool.enabled()) return {};
+  auto recovered = spool::SpoolRecovery(settings_.spool.dir, spool::SpoolRecovery::Mode::kRepair).run();
+  if (!recovered) return std::unexpected("spool: " + recovered.error());
+  const std::size_t damaged = recovered->report.torn_bytes + recovered->report.corrupt_bytes;
+  if (damaged > 0) metrics_->spool_observer().on_corrupt_bytes(damaged);
+  spdlog::info("spool: {} opened: {} segments, {} records and {} batches owed", settings_.spool.dir,
+               recovered->report.segments.size(), recovered->index.unresolved_record_count(),
+               recovered->index.unresolved_batches().size());
+  spool_writer_ = std::make_unique<spool::SpoolWriter>(loop_, to_spool_writer_config(settings_), std::move(*recovered),
+                                                       &metrics_->spool_observer());
+  return {};
+}
+
+// Before the producer's first poll: the journal is set before any run can
+// arrive, and what the last process left unresolved is restored first, so
+// each partition re-sends its unresolved batches before anything new
+// (SPOOL.md, "Replay order").
+void ProxyRuntime::wire_spool() {
+  if (!spool_writer_) return;
+  IdempotentProducer& producer = driver_->producer();
+  journal_ = std::make_unique<durable::SpoolJournal>(loop_, *spool_writer_);
+  producer.set_journal(journal_.get());
+  feeder_ = std::make_unique<durable::SpoolFeeder>(loop_, *spool_writer_, producer);
+  spooling_sink_ = std::make_unique<durable::SpoolingSink>(
+      loop_, *spool_writer_, producer, *feeder_,
+      [this](const std::string& topic) { return acknowledged_from_spool(settings_, topic); });
+  durable::ReplayPlan plan = durable::plan_replay(*spool_writer_);
+  for (const std::string& problem : plan.problems) {
+    spdlog::error("spool: cannot replay {}; it stays in the spool", problem);
+  }
+  const auto batches = static_cast<std::int64_t>(plan.batches.size());
+  if (batches > 0 || !plan.unsequenced.empty()) {
+    spdlog::info("spool: replaying {} records: {} unresolved batches with their first identity, then {} records "
+                 "entries",
+                 plan.records, batches, plan.unsequenced.size());
+  }
+  producer.restore(std::move(plan.batches));
+  if (batches > 0) metrics_->spool_observer().on_replayed_batches(batches);
+  for (durable::FeedItem& item : plan.unsequenced) feeder_->push(std::move(item));
+}
+
+RecordSink& ProxyRuntime::client_sink() {
+  if (spooling_sink_) return *spooling_sink_;
+  return driver_->producer();
 }
 
 void ProxyRuntime::reload(const config::Settings& reloaded) {

@@ -21,7 +21,11 @@
 #include "metrics/metrics.h"
 #include "metrics/metrics_server.h"
 #include "proxy/durable/cluster_view_keeper.h"
+#include "proxy/durable/spool_feeder.h"
+#include "proxy/durable/spool_journal.h"
+#include "proxy/durable/spooling_sink.h"
 #include "proxy/frontend/frontend.h"
+#include "proxy/spool/spool_writer.h"
 
 namespace pp {
 
@@ -79,6 +83,14 @@ class ProxyRuntime {
   std::expected<void, std::string> load_listener_tls(bool reloading);
   void reload_sasl();
   void finish_drain(bool deadline);
+  void report_drained();
+  // [spool]: recovery (a refused directory fails start-up) and the writer.
+  std::expected<void, std::string> open_spool();
+  // The journal, replay, the feeder and the sink in front of the producer.
+  void wire_spool();
+  // What the front end submits to: the spooling sink, or the producer.
+  RecordSink& client_sink();
+  bool drained() const;
   std::expected<void, std::string> configure_sasl(upstream::UpstreamConfig& upstream);
   std::expected<void, std::string> load_client_users();
 
@@ -95,6 +107,13 @@ class ProxyRuntime {
   std::unique_ptr<Frontend> frontend_;
   spool::SpoolWriter* spool_ = nullptr;  // spool mode: the writer keep_cluster_view() was given
   std::unique_ptr<durable::ClusterViewKeeper> cluster_view_;
+  // [spool] (docs/design/SPOOL.md): null while spool.dir is empty.
+  std::unique_ptr<spool::SpoolWriter> spool_writer_;
+  std::unique_ptr<durable::SpoolJournal> journal_;
+  std::unique_ptr<durable::SpoolFeeder> feeder_;
+  std::unique_ptr<durable::SpoolingSink> spooling_sink_;
+  std::optional<int> drained_exit_code_;  // known, waiting for the spool to close
+  bool spool_closed_ = false;
   net::Timer heartbeat_;
   net::Timer readiness_;
   net::Timer watchdog_;

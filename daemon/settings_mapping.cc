@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "config/spool_checks.h"
+
 namespace pp {
 
 upstream::UpstreamConfig to_upstream_config(const config::Settings& s) {
@@ -95,6 +97,19 @@ upstream::sasl::SaslConfig to_sasl_config(const config::Settings& s) {
   const config::UpstreamSaslSettings& c = s.upstream.sasl;
   return upstream::sasl::SaslConfig{c.mechanism,  c.username,      c.password_file,    c.password_env,
                                     c.token_file, c.token_command, c.token_lifetime_ms};
+}
+
+spool::SpoolWriterConfig to_spool_writer_config(const config::Settings& s) {
+  spool::SpoolWriterConfig w;
+  w.max_bytes = static_cast<std::size_t>(s.spool.max_bytes);
+  w.segment_bytes = static_cast<std::size_t>(s.spool.segment_bytes);
+  w.fsync = s.spool.fsync == config::SpoolFsync::kAlways ? spool::FsyncPolicy::kAlways : spool::FsyncPolicy::kGroup;
+  w.fsync_interval_ms = static_cast<std::uint64_t>(s.spool.fsync_interval_ms);
+  return w;
+}
+
+bool acknowledged_from_spool(const config::Settings& s, std::string_view topic) {
+  return s.spool.enabled() && config::spool_ack_for(s.spool, topic) == config::SpoolAck::kSpool;
 }
 
 MetricsConfig to_metrics_config(const config::Settings& s) {

@@ -10,6 +10,7 @@
 #include "metrics/metrics_config.h"
 #include "proxy/frontend/frontend_config.h"
 #include "proxy/pipeline/pipeline_config.h"
+#include "proxy/spool/spool_writer.h"
 #include "proxy/upstream/upstream.h"
 
 namespace pp {
@@ -28,6 +29,11 @@ std::expected<upstream::TransportSecurity, std::string> to_transport_security(co
 // the files, read now (start-up, SIGHUP). The error names the key, the file
 // and OpenSSL's reason, never the file's contents.
 std::expected<std::shared_ptr<net::TlsContext>, std::string> to_listener_tls_context(const config::Settings& s);
+// [spool]: the writer's bounds and fsync policy.
+spool::SpoolWriterConfig to_spool_writer_config(const config::Settings& s);
+// Whether `topic`'s records are acknowledged from the spool: spool.topic_ack's
+// first match, else spool.ack (config/spool_checks.h); never without spool.dir.
+bool acknowledged_from_spool(const config::Settings& s, std::string_view topic);
 // upstream.sasl; mechanism "" means off.
 upstream::sasl::SaslConfig to_sasl_config(const config::Settings& s);
 
