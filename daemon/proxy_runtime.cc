@@ -9,8 +9,8 @@
 #include "config/spool_checks.h"
 #include "daemon/settings_mapping.h"
 #include "proxy/durable/spool_replay.h"
-#include "proxy/spool/spool_recovery.h"
 #include "proxy/sasl/users_file.h"
+#include "proxy/spool/spool_recovery.h"
 
 namespace pp {
 
@@ -343,9 +343,10 @@ void ProxyRuntime::wire_spool() {
   }
   const auto batches = static_cast<std::int64_t>(plan.batches.size());
   if (batches > 0 || !plan.unsequenced.empty()) {
-    spdlog::info("spool: replaying {} records: {} unresolved batches with their first identity, then {} records "
-                 "entries",
-                 plan.records, batches, plan.unsequenced.size());
+    spdlog::info(
+        "spool: replaying {} records: {} unresolved batches with their first identity, then {} records "
+        "entries",
+        plan.records, batches, plan.unsequenced.size());
   }
   producer.restore(std::move(plan.batches));
   if (batches > 0) metrics_->spool_observer().on_replayed_batches(batches);
