@@ -324,6 +324,7 @@ void IdempotentProducer::dispatch(OutgoingProduce out, std::int64_t now) {
   req->version = out.version;
   req->sent_ms = now;
   req->batches = std::move(out.batches);
+  for (const auto& topic : out.request.topic_data) req->topic_ids.emplace(topic.name, topic.topic_id);
   observer_->on_produce_request(out.node);
   upstream_.send_produce(out.node, out.request, out.version,
                          [this, alive = alive_, req](std::int16_t sent, ProduceResult result) {

@@ -55,7 +55,11 @@ void ResponseHandler::on_produce_result(const InFlightRequest& request, ProduceR
   // KIP-951: endpoints of new leaders first, so a hint naming one can be followed.
   if (!response.node_endpoints.empty()) upstream_.learn_brokers(response.node_endpoints);
   for (const auto& b : request.batches) {
-    if (const Answer found = find_answer(request, response, b->tp); found.partition) {
+    if (sent_under_old_id(request, b->tp)) {
+      spdlog::info("{}: answer for the topic's old id (deleted and created again since): treating it as a timeout",
+                   b->tp.to_string());
+      handle_batch(request, b, ErrorCode::kRequestTimedOut, Answer{});
+    } else if (const Answer found = find_answer(request, response, b->tp); found.partition) {
       handle_batch(request, b, found.partition->error_code, found);
     } else {
       spdlog::warn("broker {} answered without partition {}: treating it as a timeout", request.node,
@@ -78,6 +82,17 @@ ResponseHandler::Answer ResponseHandler::find_answer(const InFlightRequest& requ
     }
   }
   return found;
+}
+
+// The first-sequence rule (PIPELINE.md): an answer to a request sent under
+// the topic's old id is about the deleted log, not the new one. Its outcome
+// for the batch is unknown, as after a timeout: it is neither acknowledged
+// nor refused by it, and nothing is learned from it (window, leader hints).
+bool ResponseHandler::sent_under_old_id(const InFlightRequest& request, const TopicPartition& tp) const {
+  const auto sent = request.topic_ids.find(tp.topic);
+  if (sent == request.topic_ids.end() || sent->second.is_zero()) return false;
+  const Uuid now = topics_.topic_id(tp.topic);
+  return !now.is_zero() && now != sent->second;
 }
 
 void ResponseHandler::handle_batch(const InFlightRequest& request, const BatchPtr& b, ErrorCode error,

@@ -12,7 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "proxy/pipeline/accumulator.h"
@@ -39,6 +42,10 @@ struct InFlightRequest {
   std::int16_t version = 0;  // as sent: the upstream reports it
   std::int64_t sent_ms = 0;
   std::vector<BatchPtr> batches;
+  // Each topic's id when the request was sent (zero: unknown then), whether
+  // it named topics by id (v13+) or by name. A topic known by another id
+  // since was deleted and created again: the answer speaks of the old log.
+  std::map<std::string, Uuid, std::less<>> topic_ids;
 };
 
 class ResponseHandler {
@@ -75,6 +82,7 @@ class ResponseHandler {
     const ProducePartitionResponse* partition = nullptr;
   };
   Answer find_answer(const InFlightRequest& request, const ProduceResponse& response, const TopicPartition& tp) const;
+  bool sent_under_old_id(const InFlightRequest& request, const TopicPartition& tp) const;
   void handle_batch(const InFlightRequest& request, const BatchPtr& batch, ErrorCode error, const Answer& answer);
   BatchFacts facts_of(const PartitionState& p, const ProducerBatch& batch,
                       const ProducePartitionResponse* response) const;

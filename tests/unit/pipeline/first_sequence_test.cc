@@ -76,6 +76,46 @@ TEST_F(FirstSequenceTest, ARecreatedTopicsUnackedBatchIsRenumberedOnceItsOldAtte
   EXPECT_EQ(results.back()->error, ErrorCode::kNone);
 }
 
+// An answer to a request sent under the topic's old id speaks of the deleted
+// log, whatever it says: its batch's outcome there is unknown (a timeout),
+// and it is resent into the new log from sequence 0 under the new epoch.
+// Below v13 the request named the topic, so its answer names it too.
+class OldTopicIdAnswerTest : public FirstSequenceTest, public ::testing::WithParamInterface<std::int16_t> {};
+
+TEST_P(OldTopicIdAnswerTest, IsATimeoutNotAnAckOfTheNewLog) {
+  upstream.node_version[1] = GetParam();
+  start();
+  producer->on_metadata(topic_with_id(7));
+  EXPECT_EQ(send_and_answer(3, ok(0)).base_sequence, 0);
+  const std::size_t slot = submit("t", 0, 2);
+  poll();
+  auto in_flight = upstream.take_with("t", 0);
+  EXPECT_EQ(in_flight.batches.at(0).base_sequence, 3);
+
+  producer->on_metadata(topic_with_id(8));
+  // The deleted log's answer: appended there at offset 3, with a window of 20.
+  ScriptedUpstream::answer(in_flight, [](const SentBatch&) { return ok(3, 20); });
+  poll();
+  EXPECT_FALSE(results[slot].has_value()) << "an ack from the deleted log does not answer the client";
+  EXPECT_EQ(state("t", 0).window(), 5) << "the old log's window says nothing of the new one";
+
+  clock.advance(1000);
+  poll();
+  auto retry = upstream.take_with("t", 0);
+  EXPECT_EQ(retry.batches.at(0).base_sequence, 0);
+  EXPECT_EQ(retry.batches.at(0).producer_epoch, 1);
+  ScriptedUpstream::answer(retry, [](const SentBatch&) { return ok(0); });
+  poll();
+  ASSERT_TRUE(results[slot].has_value());
+  EXPECT_EQ(results[slot]->error, ErrorCode::kNone);
+  EXPECT_EQ(results[slot]->base_offset, 0) << "the offset in the new log";
+  EXPECT_EQ(counts.bumps["topic_recreated"], 1);
+  EXPECT_EQ(counts.ambiguous["epoch_bump"], 1) << "its first attempt's outcome is unknown";
+}
+
+INSTANTIATE_TEST_SUITE_P(ByNameAndById, OldTopicIdAnswerTest, ::testing::Values(std::int16_t{12}, std::int16_t{14}),
+                         [](const auto& info) { return "ProduceV" + std::to_string(info.param); });
+
 TEST_F(FirstSequenceTest, AContinuedSequenceRefusedIsRecoveredByABumpAndCountedApart) {
   start();
   producer->on_metadata(topic_with_id(7));
