@@ -17,6 +17,7 @@ void ClientAuth::complete(const std::string& user, std::uint64_t now_ms, std::in
 
 void ClientAuth::fail() {
   stage_ = Stage::kFailed;
+  checking_ = false;
   mechanism_.reset();
 }
 

@@ -11,7 +11,16 @@
 // Before the first completion only ApiVersions, SaslHandshake and
 // SaslAuthenticate are served (sasl_handler.h). A completed session expires
 // `session_lifetime_ms` after it completed (0: never) and is then closed on
-// its next request other than a re-authentication. Loop thread only.
+// its next request other than a re-authentication.
+//
+// While a step's password check runs off the loop (checking()), the session
+// takes no further request: the exchange's answer comes first.
+//
+// On a TLS listener with client certificates "requested", a client that
+// presented a verified certificate is authenticated by it
+// (authenticate_by_certificate): it is served without SASL, for as long as
+// the connection lives, and may still log in with SASL, whose user then
+// becomes its principal. Loop thread only.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +41,16 @@ class ClientAuth {
   explicit ClientAuth(bool required) : required_(required) {}
 
   bool required() const { return required_; }
+  // Completed a SASL exchange.
   bool authenticated() const { return authenticated_; }
+  // Authenticated by a verified client certificate (no SASL needed).
+  bool by_certificate() const { return by_certificate_; }
+  void authenticate_by_certificate() { by_certificate_ = true; }
+  // Served as authenticated: by SASL or by a certificate.
+  bool admitted() const { return authenticated_ || by_certificate_; }
+  // A password check of this exchange is running off the loop.
+  bool checking() const { return checking_; }
+  void set_checking(bool checking) { checking_ = checking; }
   Stage stage() const { return stage_; }
   bool expects_raw_token() const { return stage_ == Stage::kRawTokens; }
 
@@ -57,6 +75,8 @@ class ClientAuth {
  private:
   bool required_;
   bool authenticated_ = false;
+  bool by_certificate_ = false;
+  bool checking_ = false;
   Stage stage_ = Stage::kNone;
   std::unique_ptr<sasl::ServerMechanism> mechanism_;
   std::string user_;

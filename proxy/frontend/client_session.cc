@@ -101,7 +101,7 @@ void ClientSession::lift_unauthenticated_frame_limit() {
 }
 
 bool ClientSession::can_take_request() const {
-  return !closed_ && !closing_ && !context_->stopped && !throttled() &&
+  return !closed_ && !closing_ && !context_->stopped && !throttled() && !auth_.checking() &&
          pending_.size() < context_->config.max_pending_requests_per_connection;
 }
 

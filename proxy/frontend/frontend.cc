@@ -151,7 +151,12 @@ void Frontend::start_session(std::uint64_t id, net::AcceptedConnection connectio
   FrontendContext& ctx = *context_;
   SessionRegistry& registry = *this;
   auto session = std::make_shared<ClientSession>(context_, std::move(connection), id, registry, dispatch_);
-  if (!principal.is_anonymous()) session->set_principal(principal);
+  if (!principal.is_anonymous()) {
+    // A verified client certificate authenticates the connection, SASL or not.
+    session->set_principal(principal);
+    session->auth().authenticate_by_certificate();
+    session->lift_unauthenticated_frame_limit();
+  }
   sessions_.emplace(id, session);
   ++ctx.counters.connections_accepted_total;
   ctx.counters.client_connections = static_cast<std::int64_t>(sessions_.size());

@@ -28,11 +28,14 @@
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/login_throttle.h"
 #include "proxy/frontend/metadata_answer.h"
+#include "proxy/frontend/password_checks.h"
 #include "proxy/frontend/produce_deadlines.h"
 #include "proxy/frontend/produce_quota.h"
 #include "proxy/frontend/topic_directory.h"
 #include "proxy/net/deferred.h"
 #include "proxy/pipeline/record_sink.h"
+#include "proxy/sasl/decoy_credentials.h"
+#include "proxy/sasl/scram_crypto.h"
 #include "proxy/sasl/user_credentials.h"
 
 namespace pp {
@@ -75,6 +78,12 @@ struct FrontendContext {
   // began with), the failed-login delays per peer address, and the limiter
   // of the failure log line.
   std::shared_ptr<const sasl::UserStore> users = std::make_shared<const sasl::UserStore>();
+  // Keys the stand-in credentials of unknown users (decoy_credentials.h):
+  // drawn once per run, so an unknown name's decoy salt is stable while the
+  // daemon runs and changes with a restart.
+  Bytes sasl_decoy_secret = sasl::random_bytes(sasl::kDecoySecretBytes).value_or(Bytes{});
+  // PLAIN's password hashes, run on libuv's pool (password_checks.h).
+  PasswordChecks password_checks{loop};
   LoginThrottle login_throttle;
   LogLimiter auth_failure_log{std::chrono::seconds(1)};
   AdvertisedBroker advertised;  // resolved once the listener is bound

@@ -1,6 +1,9 @@
 #include "proxy/frontend/sasl_handler.h"
 
 #include <algorithm>
+#include <expected>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -113,6 +116,76 @@ SaslAuthenticateResponse authenticate_failure(const sasl::AuthFailure& failure) 
   return response;
 }
 
+using StepResult = std::expected<sasl::ServerStep, sasl::AuthFailure>;
+using StepAnswer = std::function<void(ClientSession&, StepResult)>;
+
+// `step` as the mechanism evaluated it, answered by `answer`. A step that
+// waits on a slow check (PLAIN's PBKDF2) has it run on the pool
+// (PasswordChecks) while the session takes no further request; the mechanism
+// concludes it and `answer` runs on the loop once it is back, if the
+// connection is still open (else the result is dropped with the session).
+void conclude_step(ClientSession& session, StepResult step, StepAnswer answer) {
+  if (!step || !step->slow_check) {
+    answer(session, std::move(step));
+    return;
+  }
+  session.auth().set_checking(true);
+  session.context().password_checks.submit(
+      std::move(step->slow_check),
+      [weak = session.weak_from_this(), answer = std::move(answer)](std::optional<bool> passed) {
+        const std::shared_ptr<ClientSession> self = weak.lock();
+        if (!self || self->closed()) return;
+        ClientAuth& auth = self->auth();
+        auth.set_checking(false);
+        sasl::ServerMechanism* mechanism = auth.mechanism();
+        if (mechanism == nullptr) return;
+        answer(*self, passed ? mechanism->conclude(*passed)
+                             : StepResult(std::unexpected(sasl::AuthFailure{sasl::AuthFailureReason::kProtocol,
+                                                                            "the password check was cancelled"})));
+        self->update_reading();
+      });
+}
+
+// The user the exchange in progress named (copied: a failure or completion
+// frees the mechanism).
+std::string exchange_user(ClientSession& session) {
+  const sasl::ServerMechanism* mechanism = session.auth().mechanism();
+  return mechanism == nullptr ? std::string() : mechanism->user();
+}
+
+void answer_authenticate(ClientSession& session, std::int32_t correlation_id, std::int16_t version,
+                         const std::string& name, StepResult step) {
+  if (!step) {
+    fail_login(session, name, exchange_user(session), step.error(),
+               encode_response_frame(correlation_id, version, authenticate_failure(step.error())));
+    return;
+  }
+  SaslAuthenticateResponse response;
+  response.error_message = std::nullopt;
+  response.auth_bytes = std::move(step->challenge);
+  if (step->complete) {
+    succeed(session, name, exchange_user(session));
+    if (session.auth().stage() == ClientAuth::Stage::kFailed) return;
+    response.session_lifetime_ms = session.context().config.sasl_session_lifetime_ms;
+  }
+  session.reserve_response().send(encode_response_frame(correlation_id, version, response));
+}
+
+void answer_raw_token(ClientSession& session, const std::string& name, std::size_t token_bytes, StepResult step) {
+  if (!step) {
+    fail_login(session, name, exchange_user(session), step.error(), {});
+    return;
+  }
+  frontend::log().debug("{}: {} raw SASL token of {} bytes, {}", session.describe(), name, token_bytes,
+                        step->complete ? "exchange complete" : "answered with a challenge");
+  Bytes answer = raw_frame(step->challenge);
+  if (step->complete) {
+    succeed(session, name, exchange_user(session));
+    if (session.auth().stage() == ClientAuth::Stage::kFailed) return;
+  }
+  session.reserve_response().send(std::move(answer));
+}
+
 }  // namespace
 
 bool admit_request(ClientSession& session, const RequestHeader& h) {
@@ -120,7 +193,7 @@ bool admit_request(ClientSession& session, const RequestHeader& h) {
   if (!auth.required()) return true;
   const bool sasl_api = h.api_key == ApiKey::kSaslHandshake || h.api_key == ApiKey::kSaslAuthenticate;
   if (sasl_api || (h.api_key == ApiKey::kApiVersions && !auth.authenticated())) return true;
-  if (!auth.authenticated()) {
+  if (!auth.admitted()) {
     session.close_after_pending(std::string(api_name(h.api_key)) +
                                 " before SASL authentication: only ApiVersions, SaslHandshake and SaslAuthenticate "
                                 "are served until then");
@@ -164,7 +237,7 @@ void handle_sasl_handshake(ClientSession& session, const RequestHeader& h, WireR
                encode_response_frame(h.correlation_id, h.api_version, response));
     return;
   }
-  auth.begin(sasl::make_server_mechanism(label, ctx.users), h.api_version == 0);
+  auth.begin(sasl::make_server_mechanism(label, ctx.users, ctx.sasl_decoy_secret), h.api_version == 0);
   session.reserve_response().send(encode_response_frame(h.correlation_id, h.api_version, response));
 }
 
@@ -185,21 +258,10 @@ void handle_sasl_authenticate(ClientSession& session, const RequestHeader& h, Wi
     return;
   }
   const std::string name(mechanism->name());  // copies: a failure or completion frees the mechanism
-  auto step = mechanism->evaluate(request->auth_bytes);
-  if (!step) {
-    fail_login(session, name, mechanism->user(), step.error(),
-               encode_response_frame(h.correlation_id, h.api_version, authenticate_failure(step.error())));
-    return;
-  }
-  SaslAuthenticateResponse response;
-  response.error_message = std::nullopt;
-  response.auth_bytes = std::move(step->challenge);
-  if (step->complete) {
-    succeed(session, name, mechanism->user());
-    if (auth.stage() == ClientAuth::Stage::kFailed) return;
-    response.session_lifetime_ms = session.context().config.sasl_session_lifetime_ms;
-  }
-  session.reserve_response().send(encode_response_frame(h.correlation_id, h.api_version, response));
+  conclude_step(session, mechanism->evaluate(request->auth_bytes),
+                [correlation_id = h.correlation_id, version = h.api_version, name](ClientSession& s, StepResult step) {
+                  answer_authenticate(s, correlation_id, version, name, std::move(step));
+                });
 }
 
 void handle_raw_sasl_token(ClientSession& session, const FrameBuffer& frame) {
@@ -207,19 +269,10 @@ void handle_raw_sasl_token(ClientSession& session, const FrameBuffer& frame) {
   sasl::ServerMechanism* mechanism = auth.mechanism();
   if (mechanism == nullptr) return;
   const std::string name(mechanism->name());  // copies: a failure or completion frees the mechanism
-  auto step = mechanism->evaluate(ByteView(frame.data(), frame.size()));
-  if (!step) {
-    fail_login(session, name, mechanism->user(), step.error(), {});
-    return;
-  }
-  frontend::log().debug("{}: {} raw SASL token of {} bytes, {}", session.describe(), name, frame.size(),
-                        step->complete ? "exchange complete" : "answered with a challenge");
-  Bytes answer = raw_frame(step->challenge);
-  if (step->complete) {
-    succeed(session, name, mechanism->user());
-    if (auth.stage() == ClientAuth::Stage::kFailed) return;
-  }
-  session.reserve_response().send(std::move(answer));
+  conclude_step(session, mechanism->evaluate(ByteView(frame.data(), frame.size())),
+                [name, size = frame.size()](ClientSession& s, StepResult step) {
+                  answer_raw_token(s, name, size, std::move(step));
+                });
 }
 
 }  // namespace pp

@@ -7,7 +7,9 @@
 // A failed login is counted, logged on one rate-limited line (peer, user,
 // mechanism, reason; never a secret) and answered after the peer address's
 // delay (login_throttle.h); then the connection closes, as Kafka closes it.
-// Loop thread only; called by RequestDispatch.
+// A step that waits on a password hash (PLAIN) has it run on libuv's pool
+// (password_checks.h) and is answered when it is back; meanwhile the session
+// takes no further request. Loop thread only; called by RequestDispatch.
 #pragma once
 
 #include "proxy/base/frame_buffer.h"
@@ -18,8 +20,9 @@
 namespace pp {
 
 // Whether `h` may be served on this connection now. On a SASL listener a
-// client that has not authenticated is served only ApiVersions,
-// SaslHandshake and SaslAuthenticate, and an authenticated session past its
+// client that has not authenticated (by SASL, or by a verified client
+// certificate on a TLS listener) is served only ApiVersions, SaslHandshake
+// and SaslAuthenticate, and an authenticated session past its
 // lifetime only a re-authentication; anything else closes the connection
 // with a log line (Kafka does the same). Always true without SASL.
 bool admit_request(ClientSession& session, const RequestHeader& h);

@@ -1,6 +1,9 @@
 #include "proxy/sasl/plain_server.h"
 
 #include <algorithm>
+#include <string>
+
+#include "proxy/sasl/decoy_credentials.h"
 
 namespace pp::sasl {
 namespace {
@@ -29,11 +32,15 @@ std::expected<PlainToken, AuthFailure> parse_plain_token(ByteView token) {
   return out;
 }
 
-PlainServer::PlainServer(std::shared_ptr<const UserStore> users) : users_(std::move(users)) {}
+PlainServer::PlainServer(std::shared_ptr<const UserStore> users, Bytes decoy_secret)
+    : users_(std::move(users)), decoy_secret_(std::move(decoy_secret)) {}
 
 std::expected<ServerStep, AuthFailure> PlainServer::evaluate(ByteView response) {
-  if (done_) return std::unexpected(failure(AuthFailureReason::kProtocol, "a message after the exchange ended"));
-  done_ = true;
+  if (step_ != Step::kStart) {
+    step_ = Step::kDone;
+    return std::unexpected(failure(AuthFailureReason::kProtocol, "a message after the exchange ended"));
+  }
+  step_ = Step::kDone;  // until the token is accepted
   auto token = parse_plain_token(response);
   if (!token) return std::unexpected(token.error());
   user_ = token->authcid;
@@ -42,13 +49,27 @@ std::expected<ServerStep, AuthFailure> PlainServer::evaluate(ByteView response) 
         failure(AuthFailureReason::kMalformed, "the authorization id differs from the user name (not supported)"));
   }
   const auto it = users_->find(token->authcid);
-  if (it == users_->end() || !it->second.plain) {
+  known_user_ = it != users_->end() && it->second.plain.has_value();
+  PlainCredential credential = known_user_ ? *it->second.plain : decoy_plain_credential(decoy_secret_, token->authcid);
+  step_ = Step::kChecking;
+  ServerStep out;
+  out.slow_check = [credential = std::move(credential), password = std::move(token->password)] {
+    return verify_plain_password(credential, password);
+  };
+  return out;
+}
+
+std::expected<ServerStep, AuthFailure> PlainServer::conclude(bool passed) {
+  if (step_ != Step::kChecking) {
+    step_ = Step::kDone;
+    return std::unexpected(failure(AuthFailureReason::kProtocol, "no password check to conclude"));
+  }
+  step_ = Step::kDone;
+  if (!known_user_) {
     return std::unexpected(failure(AuthFailureReason::kUnknownUser, "no such user with PLAIN credentials"));
   }
-  if (!verify_plain_password(*it->second.plain, token->password)) {
-    return std::unexpected(failure(AuthFailureReason::kBadPassword, "wrong password"));
-  }
-  return ServerStep{Bytes{}, true};
+  if (!passed) return std::unexpected(failure(AuthFailureReason::kBadPassword, "wrong password"));
+  return ServerStep{Bytes{}, true, {}};
 }
 
 }  // namespace pp::sasl

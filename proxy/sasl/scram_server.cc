@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "proxy/sasl/base64.h"
+#include "proxy/sasl/decoy_credentials.h"
 #include "proxy/sasl/scram_attributes.h"
 #include "proxy/sasl/scram_crypto.h"
 
@@ -132,8 +133,12 @@ std::expected<ClientFinal, AuthFailure> parse_client_final(std::string_view mess
   return out;
 }
 
-ScramServer::ScramServer(ScramHash hash, std::shared_ptr<const UserStore> users, std::string server_nonce)
-    : hash_(hash), users_(std::move(users)), server_nonce_(std::move(server_nonce)) {}
+ScramServer::ScramServer(ScramHash hash, std::shared_ptr<const UserStore> users, Bytes decoy_secret,
+                         std::string server_nonce)
+    : hash_(hash),
+      users_(std::move(users)),
+      decoy_secret_(std::move(decoy_secret)),
+      server_nonce_(std::move(server_nonce)) {}
 
 std::expected<ServerStep, AuthFailure> ScramServer::evaluate(ByteView response) {
   const std::string_view text(reinterpret_cast<const char*>(response.data()), response.size());
@@ -162,8 +167,8 @@ std::expected<ServerStep, AuthFailure> ScramServer::server_first(std::string_vie
   user_ = first->user;
   const ScramCredential* cred = credential();
   if (cred == nullptr) {
-    return std::unexpected(
-        failure(AuthFailureReason::kUnknownUser, "no such user with " + std::string(name()) + " credentials"));
+    decoy_ = decoy_scram_credential(hash_, decoy_secret_, user_);
+    cred = &*decoy_;
   }
   if (server_nonce_.empty()) {
     auto random = random_bytes(kServerNonceBytes);
@@ -186,7 +191,7 @@ std::expected<ServerStep, AuthFailure> ScramServer::server_final(std::string_vie
     return std::unexpected(malformed("client-final-message: channel binding does not repeat the gs2 header"));
   }
   if (final_message->nonce != nonce_) return std::unexpected(malformed("client-final-message: nonce mismatch"));
-  const ScramCredential* cred = credential();
+  const ScramCredential* cred = decoy_ ? &*decoy_ : credential();
   if (cred == nullptr) {
     return std::unexpected(failure(AuthFailureReason::kUnknownUser, "the user's credentials went away"));
   }
@@ -199,7 +204,12 @@ std::expected<ServerStep, AuthFailure> ScramServer::server_final(std::string_vie
   for (std::size_t i = 0; i < client_key.size(); ++i) {
     client_key[i] = static_cast<std::uint8_t>(final_message->proof[i] ^ client_signature[i]);
   }
-  if (!constant_time_equal(scram_hash(hash_, client_key), cred->stored_key)) {
+  const bool verified = constant_time_equal(scram_hash(hash_, client_key), cred->stored_key);
+  if (decoy_) {
+    return std::unexpected(
+        failure(AuthFailureReason::kUnknownUser, "no such user with " + std::string(name()) + " credentials"));
+  }
+  if (!verified) {
     return std::unexpected(failure(AuthFailureReason::kBadPassword, "the proof does not verify (wrong password)"));
   }
   const Bytes server_signature = scram_hmac(hash_, cred->server_key, text_bytes(auth_message));

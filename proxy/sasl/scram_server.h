@@ -6,12 +6,16 @@
 //   client-first  -> server-first (r=client+server nonce, s=salt, i=count)
 //   client-final  -> the proof verified against StoredKey, then
 //                    server-final (v=ServerSignature), complete.
-// An unknown user fails at client-first, as Kafka does. The server nonce is
-// 24 bytes of RAND_bytes in base64. Parsing is strict and linear; every
+// An unknown user (or one without this mechanism's credentials) is answered
+// at client-first like a known one, with a decoy salt and iteration count
+// (decoy_credentials.h), and fails at client-final as kUnknownUser after the
+// same work a wrong proof costs: the server-first-message does not tell which
+// names exist. The server nonce is 24 bytes of RAND_bytes in base64. Parsing is strict and linear; every
 // failure names what was wrong, never a proof or key.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,7 +42,9 @@ std::expected<ClientFinal, AuthFailure> parse_client_final(std::string_view mess
 
 class ScramServer final : public ServerMechanism {
  public:
-  ScramServer(ScramHash hash, std::shared_ptr<const UserStore> users, std::string server_nonce = {});
+  // `decoy_secret`, `server_nonce`: see make_server_mechanism.
+  ScramServer(ScramHash hash, std::shared_ptr<const UserStore> users, Bytes decoy_secret = {},
+              std::string server_nonce = {});
 
   std::string_view name() const override { return scram_mechanism_name(hash_); }
   std::expected<ServerStep, AuthFailure> evaluate(ByteView response) override;
@@ -52,6 +58,8 @@ class ScramServer final : public ServerMechanism {
 
   ScramHash hash_;
   std::shared_ptr<const UserStore> users_;
+  Bytes decoy_secret_;
+  std::optional<ScramCredential> decoy_;  // set when user_ has no credential here
   std::string server_nonce_;
   Step step_ = Step::kStart;
   std::string user_;

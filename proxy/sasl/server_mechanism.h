@@ -8,6 +8,9 @@
 //   on each client message: auto step = mech->evaluate(bytes);
 //     error -> authentication failed: step.error().reason for the metric,
 //              .detail for the log line (never a secret)
+//     step->slow_check -> run it off the loop thread (it holds copies of
+//              what it needs), then step = mech->conclude(its result) on
+//              the loop thread and go on as below
 //     step->complete -> authenticated as mech->user(); send step->challenge
 //     otherwise -> send step->challenge, wait for the next message
 //
@@ -18,6 +21,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +50,12 @@ struct AuthFailure {
 struct ServerStep {
   Bytes challenge;  // to the client (empty for PLAIN's last)
   bool complete = false;
+  // Set when the step's outcome waits on work too slow for the loop thread
+  // (PLAIN's PBKDF2 of the password): challenge and complete mean nothing
+  // yet. It holds copies of what it needs (nothing of the mechanism or the
+  // user store), so it may run on any thread, and the mechanism may be gone
+  // by the time it returns. Its result goes to ServerMechanism::conclude.
+  std::function<bool()> slow_check;
 };
 
 class ServerMechanism {
@@ -53,16 +63,25 @@ class ServerMechanism {
   virtual ~ServerMechanism() = default;
   virtual std::string_view name() const = 0;
   virtual std::expected<ServerStep, AuthFailure> evaluate(ByteView response) = 0;
+  // The outcome of the step whose slow_check returned `passed`. Only after
+  // such a step; otherwise a kProtocol failure.
+  virtual std::expected<ServerStep, AuthFailure> conclude(bool passed);
   // The user the client claimed, once a message named one (for the log
   // line of a failure, and the principal once complete); empty before.
   virtual const std::string& user() const = 0;
 };
 
+// evaluate(), with a slow_check run in place and concluded: for callers with
+// no other thread to run it on (tests, fuzzers, tools).
+std::expected<ServerStep, AuthFailure> evaluate_in_place(ServerMechanism& mechanism, ByteView response);
+
 // The server side of `mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) over
-// `users`, held for the exchange; null for another name. `server_nonce`:
-// empty for a fresh random one; tests inject RFC 7677's.
+// `users`, held for the exchange; null for another name. `decoy_secret`
+// keys the stand-in credentials of unknown users (decoy_credentials.h); an
+// empty one gives a fixed key (tests). `server_nonce`: empty for a fresh
+// random one; tests inject RFC 7677's.
 std::unique_ptr<ServerMechanism> make_server_mechanism(std::string_view mechanism,
-                                                       std::shared_ptr<const UserStore> users,
+                                                       std::shared_ptr<const UserStore> users, Bytes decoy_secret = {},
                                                        std::string server_nonce = {});
 
 }  // namespace pp::sasl

@@ -19,7 +19,8 @@ namespace pp::sasl {
 
 // The iteration count `users add` writes: Kafka's minimum for SCRAM
 // (kScramMinIterations), and the same for the PLAIN hash, whose check costs
-// one PBKDF2 run of this many iterations on the loop per login.
+// one PBKDF2 run of this many iterations per login (off the loop thread:
+// ServerStep::slow_check).
 inline constexpr int kDefaultIterations = 4096;
 // Upper bound on a stored count: a users file cannot make one login cost
 // more than this many HMACs.

@@ -46,7 +46,7 @@ void check_final(std::string_view message) {
 
 void exchange(std::string_view input) {
   const std::size_t newline = input.find('\n');
-  pp::sasl::ScramServer server(pp::sasl::ScramHash::kSha256, users(), "fuzznonce");
+  pp::sasl::ScramServer server(pp::sasl::ScramHash::kSha256, users(), pp::Bytes{}, "fuzznonce");
   const std::string_view first = input.substr(0, newline);
   auto step = server.evaluate(pp::ByteView(reinterpret_cast<const std::uint8_t*>(first.data()), first.size()));
   if (!step || newline == std::string_view::npos) return;
@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto token = pp::sasl::parse_plain_token(pp::ByteView(data + 1, size - 1));
       if (token && (token->authcid.empty() || token->password.empty())) __builtin_trap();
       pp::sasl::PlainServer server(users());
-      (void)server.evaluate(pp::ByteView(data + 1, size - 1));
+      (void)pp::sasl::evaluate_in_place(server, pp::ByteView(data + 1, size - 1));
       break;
     }
     default:

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
+
 namespace pp::sasl {
 namespace {
 
@@ -25,20 +28,20 @@ std::shared_ptr<const UserStore> users() {
 
 AuthFailureReason failure_of(const Bytes& t) {
   PlainServer server(users());
-  auto out = server.evaluate(t);
+  auto out = evaluate_in_place(server, t);
   EXPECT_FALSE(out);
   return out ? AuthFailureReason::kProtocol : out.error().reason;
 }
 
 TEST(PlainServer, RightPasswordCompletesWithAnEmptyChallenge) {
   PlainServer server(users());
-  auto out = server.evaluate(token("", "alice", "alice-secret"));
+  auto out = evaluate_in_place(server, token("", "alice", "alice-secret"));
   ASSERT_TRUE(out) << out.error().detail;
   EXPECT_TRUE(out->complete);
   EXPECT_TRUE(out->challenge.empty());
   EXPECT_EQ(server.user(), "alice");
   PlainServer same_authzid(users());
-  EXPECT_TRUE(same_authzid.evaluate(token("alice", "alice", "alice-secret")));
+  EXPECT_TRUE(evaluate_in_place(same_authzid, token("alice", "alice", "alice-secret")));
 }
 
 TEST(PlainServer, FailuresByReason) {
@@ -56,9 +59,42 @@ TEST(PlainServer, FailuresByReason) {
 
 TEST(PlainServer, FailureTextHasNoPassword) {
   PlainServer server(users());
-  auto out = server.evaluate(token("", "alice", "hunter2"));
+  auto out = evaluate_in_place(server, token("", "alice", "hunter2"));
   ASSERT_FALSE(out);
   EXPECT_EQ(out.error().detail.find("hunter2"), std::string::npos);
+}
+
+// The PBKDF2 run is handed out as the step's slow_check, which holds its
+// own copies: it runs after the server (and the store) are gone.
+TEST(PlainServer, PasswordCheckIsLeftToTheCallerAndOutlivesTheServer) {
+  auto server = std::make_unique<PlainServer>(users());
+  auto step = server->evaluate(token("", "alice", "alice-secret"));
+  ASSERT_TRUE(step) << step.error().detail;
+  ASSERT_TRUE(step->slow_check);
+  EXPECT_FALSE(step->complete);
+  EXPECT_FALSE(server->evaluate(token("", "alice", "alice-secret")));  // one token only
+  std::function<bool()> check = std::move(step->slow_check);
+  server.reset();
+  EXPECT_TRUE(check());
+
+  PlainServer again(users());
+  auto wrong = again.evaluate(token("", "alice", "wrong"));
+  ASSERT_TRUE(wrong && wrong->slow_check);
+  EXPECT_FALSE(wrong->slow_check());
+  EXPECT_EQ(again.conclude(false).error().reason, AuthFailureReason::kBadPassword);
+  EXPECT_EQ(again.conclude(true).error().reason, AuthFailureReason::kProtocol);  // concluded once
+}
+
+// An unknown user costs the same PBKDF2 run (against a decoy credential)
+// as a known one, so the delay of the answer does not name users.
+TEST(PlainServer, UnknownUserIsCheckedAgainstADecoy) {
+  PlainServer server(users(), Bytes(32, 9));
+  auto step = server.evaluate(token("", "nobody", "guess"));
+  ASSERT_TRUE(step && step->slow_check);
+  EXPECT_FALSE(step->slow_check());
+  auto out = server.conclude(true);  // even a check that passed: no such user
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().reason, AuthFailureReason::kUnknownUser);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ std::shared_ptr<const UserStore> rfc_users() {
 }
 
 TEST(ScramServer, Rfc7677ExchangeByteForByte) {
-  ScramServer server(ScramHash::kSha256, rfc_users(), std::string(kServerNonce));
+  ScramServer server(ScramHash::kSha256, rfc_users(), Bytes{}, std::string(kServerNonce));
   auto first = server.evaluate(b(kClientFirst));
   ASSERT_TRUE(first) << first.error().detail;
   EXPECT_EQ(text(first->challenge), kServerFirst);
@@ -59,7 +59,7 @@ TEST(ScramServer, Rfc7677ExchangeByteForByte) {
 }
 
 TEST(ScramServer, WrongProofIsBadPassword) {
-  ScramServer server(ScramHash::kSha256, rfc_users(), std::string(kServerNonce));
+  ScramServer server(ScramHash::kSha256, rfc_users(), Bytes{}, std::string(kServerNonce));
   ASSERT_TRUE(server.evaluate(b(kClientFirst)));
   std::string forged(kClientFinal);
   forged[forged.size() - 5] = forged[forged.size() - 5] == 'A' ? 'B' : 'A';
@@ -69,26 +69,64 @@ TEST(ScramServer, WrongProofIsBadPassword) {
   EXPECT_EQ(out.error().detail.find("dHzb"), std::string::npos);  // no proof in the log text
 }
 
-TEST(ScramServer, UnknownUserFailsAtClientFirst) {
-  ScramServer server(ScramHash::kSha256, rfc_users());
-  auto out = server.evaluate(b("n,,n=nobody,r=abc"));
+// The salt and count of a server-first-message: "s=...", "i=...".
+std::pair<std::string, std::string> salt_and_count(const Bytes& server_first) {
+  const std::string t = text(server_first);
+  const auto s = t.find(",s=");
+  const auto i = t.find(",i=");
+  return {t.substr(s + 3, i - s - 3), t.substr(i + 3)};
+}
+
+std::expected<ServerStep, AuthFailure> first_step(ScramHash hash, const Bytes& secret, std::string_view user) {
+  ScramServer server(hash, rfc_users(), secret);
+  return server.evaluate(b("n,,n=" + std::string(user) + ",r=abc"));
+}
+
+// An unknown user is answered as a known one, with a salt and count derived
+// from the secret and the name: the same each time, another for another
+// name or secret, shaped as `users add` writes them; it fails at the end.
+TEST(ScramServer, UnknownUserGetsAStableDecoySaltAndFailsAtClientFinal) {
+  const Bytes secret(32, 1);
+  auto first = first_step(ScramHash::kSha256, secret, "nobody");
+  ASSERT_TRUE(first) << first.error().detail;
+  const auto [salt, count] = salt_and_count(first->challenge);
+  EXPECT_EQ(count, std::to_string(kDefaultIterations));
+  EXPECT_EQ(base64_decode(salt).value().size(), kSaltBytes);
+  EXPECT_EQ(salt_and_count(first_step(ScramHash::kSha256, secret, "nobody")->challenge).first, salt);
+  EXPECT_NE(salt_and_count(first_step(ScramHash::kSha256, secret, "nobody2")->challenge).first, salt);
+  EXPECT_NE(salt_and_count(first_step(ScramHash::kSha256, Bytes(32, 2), "nobody")->challenge).first, salt);
+  EXPECT_NE(salt_and_count(first_step(ScramHash::kSha512, secret, "nobody")->challenge).first, salt);
+  // A known user's answer has the same shape (users add: 24-byte salt, 4096).
+  auto users = std::make_shared<UserStore>();
+  (*users)["alice"].scram_sha256 = make_scram_credential(ScramHash::kSha256, "pw").value();
+  ScramServer known(ScramHash::kSha256, users, secret);
+  const auto [known_salt, known_count] = salt_and_count(known.evaluate(b("n,,n=alice,r=abc"))->challenge);
+  EXPECT_EQ(known_salt.size(), salt.size());
+  EXPECT_EQ(known_count, count);
+
+  // Even the client that derives its proof from the decoy salt fails, as unknown.
+  upstream::sasl::ScramMechanism client(ScramHash::kSha256, "nobody", "guess");
+  ScramServer server(ScramHash::kSha256, rfc_users(), secret);
+  auto challenge = server.evaluate(client.initial_response().value());
+  ASSERT_TRUE(challenge) << challenge.error().detail;
+  auto final_message = client.evaluate(challenge->challenge);
+  ASSERT_TRUE(final_message && *final_message);
+  auto out = server.evaluate(**final_message);
   ASSERT_FALSE(out);
   EXPECT_EQ(out.error().reason, AuthFailureReason::kUnknownUser);
   EXPECT_EQ(server.user(), "nobody");
-  // A user without SHA-512 credentials is unknown to SCRAM-SHA-512.
-  ScramServer sha512(ScramHash::kSha512, rfc_users());
-  auto other = sha512.evaluate(b(kClientFirst));
-  ASSERT_FALSE(other);
-  EXPECT_EQ(other.error().reason, AuthFailureReason::kUnknownUser);
+  // A user without SHA-512 credentials is unknown to SCRAM-SHA-512 alike.
+  ScramServer sha512(ScramHash::kSha512, rfc_users(), secret);
+  EXPECT_TRUE(sha512.evaluate(b(kClientFirst)));
 }
 
 TEST(ScramServer, NonceChangedOrChannelBindingWrongIsRefused) {
-  ScramServer server(ScramHash::kSha256, rfc_users(), std::string(kServerNonce));
+  ScramServer server(ScramHash::kSha256, rfc_users(), Bytes{}, std::string(kServerNonce));
   ASSERT_TRUE(server.evaluate(b(kClientFirst)));
   std::string other_nonce(kClientFinal);
   other_nonce.replace(other_nonce.find("k0"), 2, "k1");
   EXPECT_EQ(server.evaluate(b(other_nonce)).error().reason, AuthFailureReason::kMalformed);
-  ScramServer again(ScramHash::kSha256, rfc_users(), std::string(kServerNonce));
+  ScramServer again(ScramHash::kSha256, rfc_users(), Bytes{}, std::string(kServerNonce));
   ASSERT_TRUE(again.evaluate(b(kClientFirst)));
   std::string binding(kClientFinal);
   binding.replace(0, 6, "c=eSws");  // "y,,"
