@@ -105,7 +105,57 @@ struct ClusterViewEntry {
   bool operator==(const ClusterViewEntry&) const = default;
 };
 
-using EntryBody = std::variant<RecordsEntry, IdentityEntry, SequencedEntry, ResolvedEntry, ClusterViewEntry>;
+// How a retained client batch stood when the snapshot was taken.
+enum class ClientBatchState : std::uint8_t {
+  kAcked = 1,           // answered with `error_code` 0 and its offsets
+  kFailed = 2,          // failed, not appended: a retry is sent again
+  kOutcomeUnknown = 3,  // failed, possibly appended: a retry gets the failure again
+  kPending = 4,         // not answered yet: settled at restore by the Records entries
+};
+
+// One of the last batches of a client producer on a partition, with its answer.
+struct ClientBatchSnapshot {
+  std::int16_t epoch = 0;
+  std::int32_t first_sequence = 0;
+  std::int32_t last_sequence = 0;
+  ClientBatchState state = ClientBatchState::kAcked;
+  std::int16_t error_code = 0;
+  std::int64_t base_offset = -1;
+  std::int64_t log_append_time_ms = -1;
+  std::int64_t log_start_offset = -1;
+  bool operator==(const ClientBatchSnapshot&) const = default;
+};
+
+struct ClientPartitionSnapshot {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int16_t epoch = 0;
+  std::int32_t last_sequence = -1;
+  std::vector<ClientBatchSnapshot> batches;  // oldest first
+  bool operator==(const ClientPartitionSnapshot&) const = default;
+};
+
+struct ClientProducerSnapshot {
+  std::int64_t producer_id = 0;
+  std::int16_t epoch = 0;
+  bool bumped_by_request = false;  // the epoch came from an InitProducerId bump
+  std::vector<ClientPartitionSnapshot> partitions;
+  bool operator==(const ClientProducerSnapshot&) const = default;
+};
+
+// The idempotent clients' dedup state (docs/design/CLIENT_DEDUP.md) as of
+// the entry: their producer ids and epochs and, per partition, the sequences
+// and answers of their last batches; and the next producer id the proxy
+// would hand out. Written in every segment's checkpoint; what follows it is
+// rebuilt from later Records entries' client identity.
+struct ClientProducersEntry {
+  std::int64_t next_producer_id = 0;
+  std::vector<ClientProducerSnapshot> producers;
+  bool operator==(const ClientProducersEntry&) const = default;
+};
+
+using EntryBody =
+    std::variant<RecordsEntry, IdentityEntry, SequencedEntry, ResolvedEntry, ClusterViewEntry, ClientProducersEntry>;
 
 // One decoded entry with its place in the segment.
 struct Entry {

@@ -79,6 +79,34 @@ void encode_body(const ClusterViewEntry& e, WireWriter& w) {
   }
 }
 
+void encode_body(const ClientProducersEntry& e, WireWriter& w) {
+  w.int64(e.next_producer_id);
+  w.uint32(static_cast<std::uint32_t>(e.producers.size()));
+  for (const ClientProducerSnapshot& p : e.producers) {
+    w.int64(p.producer_id);
+    w.int16(p.epoch);
+    w.int8(p.bumped_by_request ? 1 : 0);
+    w.uint32(static_cast<std::uint32_t>(p.partitions.size()));
+    for (const ClientPartitionSnapshot& t : p.partitions) {
+      put_string(w, t.topic);
+      w.int32(t.partition);
+      w.int16(t.epoch);
+      w.int32(t.last_sequence);
+      w.uint16(static_cast<std::uint16_t>(t.batches.size()));
+      for (const ClientBatchSnapshot& b : t.batches) {
+        w.int16(b.epoch);
+        w.int32(b.first_sequence);
+        w.int32(b.last_sequence);
+        w.int8(static_cast<std::int8_t>(b.state));
+        w.int16(b.error_code);
+        w.int64(b.base_offset);
+        w.int64(b.log_append_time_ms);
+        w.int64(b.log_start_offset);
+      }
+    }
+  }
+}
+
 EntryKind kind_of(const EntryBody& body) {
   return static_cast<EntryKind>(body.index() + 1);
 }
@@ -212,6 +240,96 @@ Decoded<ClusterViewEntry> decode_cluster_view(WireReader& r) {
   return e;
 }
 
+// Bytes of the smallest producer (id, epoch, flags, partition count), the
+// smallest partition (a 1-byte topic and its fields) and of one batch: what
+// bounds a count against the bytes left before anything is reserved.
+constexpr std::size_t kMinClientProducerBytes = 15;
+constexpr std::size_t kMinClientPartitionBytes = 15;
+constexpr std::size_t kClientBatchBytes = 37;
+
+Decoded<ClientBatchSnapshot> decode_client_batch(WireReader& r) {
+  const std::size_t at = r.offset();
+  if (r.remaining() < kClientBatchBytes) return fail(DecodeErrorKind::kTruncated, at, "batches");
+  // Within the bytes checked above.
+  ClientBatchSnapshot b;
+  b.epoch = *r.read_int16();
+  b.first_sequence = *r.read_int32();
+  b.last_sequence = *r.read_int32();
+  const std::int8_t state = *r.read_int8();
+  b.error_code = *r.read_int16();
+  b.base_offset = *r.read_int64();
+  b.log_append_time_ms = *r.read_int64();
+  b.log_start_offset = *r.read_int64();
+  if (b.epoch < 0 || b.first_sequence < 0 || b.last_sequence < 0 || state < 1 || state > 4) {
+    return fail(DecodeErrorKind::kInvalidValue, at, "batches");
+  }
+  b.state = static_cast<ClientBatchState>(state);
+  return b;
+}
+
+Decoded<ClientPartitionSnapshot> decode_client_partition(WireReader& r) {
+  ClientPartitionSnapshot t;
+  auto topic = read_topic(r);
+  if (!topic) return std::unexpected(topic.error());
+  t.topic = std::move(*topic);
+  const std::size_t at = r.offset();
+  auto partition = r.read_int32();
+  auto epoch = partition ? r.read_int16() : std::unexpected(partition.error());
+  auto last = epoch ? r.read_int32() : std::unexpected(epoch.error());
+  auto n = last ? r.read_uint16() : std::unexpected(last.error());
+  if (!n) return std::unexpected(n.error());
+  if (*partition < 0 || *epoch < 0 || *last < -1) return fail(DecodeErrorKind::kInvalidValue, at, "partition");
+  if (*n > r.remaining() / kClientBatchBytes) return fail(DecodeErrorKind::kLengthTooLarge, at, "batches");
+  t.partition = *partition;
+  t.epoch = *epoch;
+  t.last_sequence = *last;
+  t.batches.reserve(*n);
+  for (std::uint16_t i = 0; i < *n; ++i) {
+    auto b = decode_client_batch(r);
+    if (!b) return std::unexpected(b.error());
+    t.batches.push_back(*b);
+  }
+  return t;
+}
+
+Decoded<ClientProducerSnapshot> decode_client_producer(WireReader& r) {
+  const std::size_t at = r.offset();
+  auto pid = r.read_int64();
+  auto epoch = pid ? r.read_int16() : std::unexpected(pid.error());
+  auto flags = epoch ? r.read_int8() : std::unexpected(epoch.error());
+  auto n = flags ? r.read_uint32() : std::unexpected(flags.error());
+  if (!n) return std::unexpected(n.error());
+  if (*pid < 0 || *epoch < 0 || (*flags != 0 && *flags != 1))
+    return fail(DecodeErrorKind::kInvalidValue, at, "producer");
+  if (*n > r.remaining() / kMinClientPartitionBytes) return fail(DecodeErrorKind::kLengthTooLarge, at, "partitions");
+  ClientProducerSnapshot p{*pid, *epoch, *flags == 1, {}};
+  p.partitions.reserve(*n);
+  for (std::uint32_t i = 0; i < *n; ++i) {
+    auto t = decode_client_partition(r);
+    if (!t) return std::unexpected(t.error());
+    p.partitions.push_back(std::move(*t));
+  }
+  return p;
+}
+
+Decoded<ClientProducersEntry> decode_client_producers(WireReader& r) {
+  const std::size_t at = r.offset();
+  auto next = r.read_int64();
+  auto n = next ? r.read_uint32() : std::unexpected(next.error());
+  if (!n) return std::unexpected(n.error());
+  if (*next < 0) return fail(DecodeErrorKind::kInvalidValue, at, "next_producer_id");
+  if (*n > r.remaining() / kMinClientProducerBytes) return fail(DecodeErrorKind::kLengthTooLarge, at, "producers");
+  ClientProducersEntry e;
+  e.next_producer_id = *next;
+  e.producers.reserve(*n);
+  for (std::uint32_t i = 0; i < *n; ++i) {
+    auto p = decode_client_producer(r);
+    if (!p) return std::unexpected(p.error());
+    e.producers.push_back(std::move(*p));
+  }
+  return e;
+}
+
 template <class T>
 Decoded<EntryBody> as_body(Decoded<T> v) {
   if (!v) return std::unexpected(std::move(v).error());
@@ -230,6 +348,8 @@ Decoded<EntryBody> decode_body(EntryKind kind, WireReader& r, EntryId self) {
       return as_body(decode_resolved(r, self));
     case EntryKind::kClusterView:
       return as_body(decode_cluster_view(r));
+    case EntryKind::kClientProducers:
+      return as_body(decode_client_producers(r));
   }
   return fail(DecodeErrorKind::kUnsupported, r.offset(), "kind");
 }
@@ -330,7 +450,7 @@ Decoded<Entry> decode_entry_payload(ByteView payload) {
   auto id = kind ? r.read_int64() : std::unexpected(kind.error());
   auto time = id ? r.read_int64() : std::unexpected(id.error());
   if (!time) return std::unexpected(time.error());
-  if (*kind < 1 || *kind > 5) return fail(DecodeErrorKind::kUnsupported, 0, "kind");
+  if (*kind < 1 || *kind > kLastEntryKind) return fail(DecodeErrorKind::kUnsupported, 0, "kind");
   if (*id <= 0) return fail(DecodeErrorKind::kInvalidValue, 1, "id");
   Entry entry;
   entry.id = static_cast<EntryId>(*id);
@@ -354,6 +474,8 @@ std::string_view to_string(EntryKind kind) {
       return "resolved";
     case EntryKind::kClusterView:
       return "cluster_view";
+    case EntryKind::kClientProducers:
+      return "client_producers";
   }
   return "unknown";
 }

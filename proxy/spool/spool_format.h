@@ -43,7 +43,9 @@ enum class EntryKind : std::uint8_t {
   kSequenced = 3,
   kResolved = 4,
   kClusterView = 5,
+  kClientProducers = 6,
 };
+inline constexpr std::uint8_t kLastEntryKind = 6;
 
 struct SegmentHeader {
   std::uint32_t version = kFormatVersion;

@@ -18,8 +18,13 @@ void SpoolIndex::apply(const Entry& entry, const EntryLocation& location) {
           add_batch(entry, body, location);
         } else if constexpr (std::is_same_v<T, ResolvedEntry>) {
           resolve(body);
-        } else {
+        } else if constexpr (std::is_same_v<T, ClusterViewEntry>) {
           cluster_view_ = body;
+        } else {
+          client_producers_ = body;
+          client_producers_id_ = entry.id;
+          client_records_.clear();
+          client_record_keys_.clear();
         }
       },
       entry.body);
@@ -45,6 +50,49 @@ void SpoolIndex::add_records(const Entry& entry, const RecordsEntry& records, co
   records_.emplace(entry.id, std::move(state));
   ++segments_[location.segment].unresolved;
   unresolved_record_count_ += records.record_count;
+  if (records.client_producer_id >= 0) add_client_record(entry, records);
+}
+
+void SpoolIndex::add_client_record(const Entry& entry, const RecordsEntry& records) {
+  ClientKey key{records.client_producer_id, records.topic, records.partition};
+  auto& kept = client_records_[key];
+  kept.emplace(entry.id,
+               ClientRecord{entry.id, records.topic, records.partition, records.client_producer_id,
+                            records.client_producer_epoch, records.client_base_sequence, records.record_count});
+  client_record_keys_.emplace(entry.id, std::move(key));
+  if (kept.size() > kClientRecordsPerPartition) {
+    client_record_keys_.erase(kept.begin()->first);
+    kept.erase(kept.begin());
+  }
+}
+
+void SpoolIndex::drop_client_record(EntryId id) {
+  const auto key = client_record_keys_.find(id);
+  if (key == client_record_keys_.end()) return;
+  const auto kept = client_records_.find(key->second);
+  if (kept != client_records_.end()) {
+    kept->second.erase(id);
+    if (kept->second.empty()) client_records_.erase(kept);
+  }
+  client_record_keys_.erase(key);
+}
+
+// A batch given up: the client records it carried are not delivered, so
+// they are no longer what a client's retry is deduplicated against.
+void SpoolIndex::fail_client_records(EntryId batch) {
+  const auto it = batches_.find(batch);
+  if (it == batches_.end()) return;
+  for (const RecordRange& range : it->second.pending.batch.ranges) drop_client_record(range.records);
+}
+
+std::vector<ClientRecord> SpoolIndex::client_records() const {
+  std::vector<ClientRecord> out;
+  out.reserve(client_record_keys_.size());
+  for (const auto& [key, kept] : client_records_) {
+    for (const auto& [id, record] : kept) out.push_back(record);
+  }
+  std::sort(out.begin(), out.end(), [](const ClientRecord& a, const ClientRecord& b) { return a.id < b.id; });
+  return out;
 }
 
 void SpoolIndex::add_batch(const Entry& entry, const SequencedEntry& batch, const EntryLocation& location) {
@@ -59,6 +107,8 @@ void SpoolIndex::add_batch(const Entry& entry, const SequencedEntry& batch, cons
 }
 
 void SpoolIndex::resolve(const ResolvedEntry& resolved) {
+  if (resolved.outcome == Outcome::kFailed) fail_client_records(resolved.target);
+  if (resolved.outcome != Outcome::kAcknowledged) drop_client_record(resolved.target);
   if (batches_.contains(resolved.target)) {
     drop_batch(resolved.target, resolved.outcome != Outcome::kVoid);
     return;

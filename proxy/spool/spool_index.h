@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "proxy/spool/spool_entry.h"
@@ -51,6 +52,19 @@ struct PendingBatch {
   SequencedEntry batch;
 };
 
+// A Records entry of an idempotent client (client producer id >= 0): the
+// batch its dedup state is rebuilt from after a restart.
+struct ClientRecord {
+  EntryId id = kNoEntry;
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t producer_id = -1;
+  std::int16_t epoch = -1;
+  std::int32_t base_sequence = -1;
+  std::int32_t record_count = 0;
+  bool operator==(const ClientRecord&) const = default;
+};
+
 class SpoolIndex {
  public:
   // Applies one durable entry read from or written to `location`. Entries
@@ -71,6 +85,15 @@ class SpoolIndex {
 
   const std::optional<IdentityEntry>& identity() const { return identity_; }
   const std::optional<ClusterViewEntry>& cluster_view() const { return cluster_view_; }
+  // The last client producers snapshot and its entry id (kNoEntry: none).
+  const std::optional<ClientProducersEntry>& client_producers() const { return client_producers_; }
+  EntryId client_producers_id() const { return client_producers_id_; }
+  // Idempotent clients' Records entries after the last snapshot, in id
+  // order: per client producer and partition its last
+  // kClientRecordsPerPartition. Entries voided or failed (directly or
+  // through a batch) are left out: what they carried is not delivered.
+  std::vector<ClientRecord> client_records() const;
+  static constexpr std::size_t kClientRecordsPerPartition = 64;
 
   // The oldest segments, in order, that hold nothing unresolved and are
   // older than `active` (never the active one); forgotten by the index, to
@@ -115,12 +138,20 @@ class SpoolIndex {
   void maybe_finish_records(EntryId id);
   std::int32_t sequenced_end(const RecordsState& r) const;
   void release(std::uint64_t segment);
+  void add_client_record(const Entry& entry, const RecordsEntry& records);
+  void drop_client_record(EntryId id);
+  void fail_client_records(EntryId batch);
+  using ClientKey = std::tuple<std::int64_t, std::string, std::int32_t>;
 
   std::map<EntryId, RecordsState> records_;
   std::map<EntryId, BatchState> batches_;
   std::map<std::uint64_t, SegmentState> segments_;
   std::optional<IdentityEntry> identity_;
   std::optional<ClusterViewEntry> cluster_view_;
+  std::optional<ClientProducersEntry> client_producers_;
+  EntryId client_producers_id_ = kNoEntry;
+  std::map<ClientKey, std::map<EntryId, ClientRecord>> client_records_;
+  std::map<EntryId, ClientKey> client_record_keys_;
   std::int64_t unresolved_record_count_ = 0;
 };
 

@@ -226,11 +226,15 @@ void SpoolWriter::add_entry(Job& job, const Entry& entry, Bytes* encoded) {
   job.applied.emplace_back(entry, EntryLocation{job.segment, job.offset + at, size});
 }
 
-// A new segment starts with the identity and cluster view, so that deleting
-// older segments never loses them.
+// A new segment starts with the identity, the cluster view and the client
+// producers' snapshot, so that deleting older segments never loses them.
+// The snapshot is taken now, when every earlier commit's callbacks have run:
+// it covers every entry before it, and the Records entries after it are
+// what a restore replays on it.
 void SpoolWriter::add_checkpoint(Job& job) {
   if (index_.identity()) add_entry(job, Entry{next_id_++, wall_ms(), *index_.identity()}, nullptr);
   if (index_.cluster_view()) add_entry(job, Entry{next_id_++, wall_ms(), *index_.cluster_view()}, nullptr);
+  if (client_producers_source_) add_entry(job, Entry{next_id_++, wall_ms(), client_producers_source_()}, nullptr);
 }
 
 // Takes the next group of queued appends (and the voids owed) into `job`,

@@ -80,6 +80,13 @@ class SpoolWriter {
   // never from inside append().
   std::expected<void, Refusal> append(const EntryBody& body, Done done);
 
+  // What a new segment's checkpoint writes after the identity and cluster
+  // view: a fresh snapshot of the idempotent clients' dedup state
+  // (ClientProducersEntry), asked on the loop each time a segment starts.
+  // Unset: no snapshot is written. Set it before the first append.
+  using ClientProducersSource = std::function<ClientProducersEntry()>;
+  void set_client_producers_source(ClientProducersSource source) { client_producers_source_ = std::move(source); }
+
   // Commits what is queued, closes the segment, then calls `closed`. Later
   // appends are refused.
   void close(std::function<void()> closed);
@@ -147,6 +154,7 @@ class SpoolWriter {
   LogLimiter write_errors_{std::chrono::seconds(10)};
   bool closing_ = false;
   std::function<void()> on_closed_;
+  ClientProducersSource client_producers_source_;
   net::Timer timer_;
 };
 

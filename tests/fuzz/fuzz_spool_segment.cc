@@ -2,7 +2,8 @@
 // the reader must bound, stop at the first damage and never crash; every
 // entry it yields must re-encode to exactly the bytes it was read from (so
 // nothing damaged passes as valid), ids must rise, and the index fed with
-// them must answer every query.
+// them must answer every query (the client producers' snapshot and the
+// client records after it among them).
 #include <cstdint>
 
 #include "proxy/spool/segment_reader.h"
@@ -30,6 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)index.unresolved_records();
   (void)index.unresolved_batches();
   (void)index.oldest_record_ms();
+  (void)index.client_records();
+  if (index.client_producers().has_value() != (index.client_producers_id() != pp::spool::kNoEntry)) __builtin_trap();
   (void)index.take_deletable(2);
   // The entry decoder alone, on the raw input as a payload.
   (void)pp::spool::decode_entry_payload(input);

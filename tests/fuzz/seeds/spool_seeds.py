@@ -44,10 +44,24 @@ def record_batch(records=1):
     return struct.pack(">qiib", 0, length, -1, 2) + struct.pack(">I", crc32c(after_crc)) + after_crc
 
 
-def records(entry_id, name=b"t", partition=0, count=2):
+def records(entry_id, name=b"t", partition=0, count=2, client=(-1, -1, -1)):
     batch = record_batch(count)
-    body = topic(name) + struct.pack(">ihqhii", partition, -1, -1, -1, -1, count) + struct.pack(">I", len(batch)) + batch
+    body = (topic(name) + struct.pack(">ihqhii", partition, -1, client[0], client[1], client[2], count)
+            + struct.pack(">I", len(batch)) + batch)
     return entry(1, entry_id, body)
+
+
+def client_producers(entry_id, next_id, producers):
+    """producers: [(id, epoch, bumped, [(topic, partition, epoch, last_seq,
+    [(epoch, first, last, state, error, base_offset)])])]"""
+    body = struct.pack(">qI", next_id, len(producers))
+    for pid, epoch, bumped, partitions in producers:
+        body += struct.pack(">qhbI", pid, epoch, 1 if bumped else 0, len(partitions))
+        for name, partition, p_epoch, last, batches in partitions:
+            body += topic(name) + struct.pack(">ihiH", partition, p_epoch, last, len(batches))
+            for b_epoch, first, b_last, state, error, offset in batches:
+                body += struct.pack(">hiibhqqq", b_epoch, first, b_last, state, error, offset, -1, -1)
+    return entry(6, entry_id, body)
 
 
 def identity(entry_id, pid=1000, epoch=0):
@@ -78,7 +92,13 @@ def main():
     full = (header() + identity(1) + cluster_view(2, [(b"t", 3), (b"logs", 1)]) + records(3) + records(4, count=3)
             + sequenced(5, [(3, 0, 2), (4, 0, 1)]) + resolved(6, 5) + sequenced(7, [(4, 1, 2)], base=3)
             + sequenced(8, [(4, 1, 2)], base=0, supersedes=7, epoch=1) + resolved(9, 3, outcome=2, error=2))
+    clients = (header(2) + identity(10) + client_producers(11, 5000, [
+        (4000, 1, True, [(b"t", 0, 1, 9, [(1, 0, 4, 1, 0, -1), (1, 5, 9, 4, 0, -1)]), (b"logs", 2, 0, -1, [])]),
+        (4001, 0, False, [(b"t", 1, 0, 2, [(0, 0, 2, 2, 7, -1), (0, 3, 3, 3, 7, 12)])]),
+    ]) + records(12, count=5, client=(4000, 1, 5)) + records(13, count=2, client=(4000, 1, 10))
+        + resolved(14, 13, outcome=3))
     seeds = {
+        "segment_client_producers": clients,
         "segment_every_kind": full,
         "segment_torn_tail": full[:-7],
         "segment_flipped": full[:80] + bytes([full[80] ^ 0x10]) + full[81:],

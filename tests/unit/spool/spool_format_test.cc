@@ -16,6 +16,19 @@
 namespace pp::spool {
 namespace {
 
+ClientProducersEntry client_producers() {
+  ClientPartitionSnapshot t0{"t",
+                             0,
+                             1,
+                             14,
+                             {ClientBatchSnapshot{1, 0, 4, ClientBatchState::kAcked, 0, 100, 55, 3},
+                              ClientBatchSnapshot{1, 5, 9, ClientBatchState::kFailed, 19, -1, -1, -1},
+                              ClientBatchSnapshot{1, 10, 14, ClientBatchState::kPending, 0, -1, -1, -1}}};
+  ClientPartitionSnapshot logs{"logs-a", 2, 0, 3, {ClientBatchSnapshot{0, 3, 3, ClientBatchState::kOutcomeUnknown, 7}}};
+  return ClientProducersEntry{
+      1LL << 50, {ClientProducerSnapshot{9000, 1, true, {t0, logs}}, ClientProducerSnapshot{9001, 0, false, {}}}};
+}
+
 std::vector<Entry> one_of_each(const Bytes& batch) {
   SequencedEntry seq{"t", 3, 7000, 2, 40, 5, 0, {RecordRange{1, 0, 3}, RecordRange{2, 1, 2}}};
   return {
@@ -24,6 +37,7 @@ std::vector<Entry> one_of_each(const Bytes& batch) {
       Entry{3, 102, seq},
       Entry{4, 103, ResolvedEntry{3, Outcome::kAcknowledged, 0, 1234}},
       Entry{5, 104, ClusterViewEntry{{TopicPartitions{"t", 4}, TopicPartitions{"logs-a", 1}}}},
+      Entry{6, 105, client_producers()},
   };
 }
 
@@ -119,6 +133,39 @@ TEST(SpoolFormat, ASegmentWrittenFromTheDocumentReadsWhole) {
                                         EntryKind::kRecords,   EntryKind::kSequenced,   EntryKind::kResolved,
                                         EntryKind::kSequenced, EntryKind::kSequenced,   EntryKind::kResolved};
   EXPECT_EQ(kinds, expected);
+}
+
+// The client producers entry as spool_seeds.py writes it from the document:
+// a snapshot, then two client records entries, the second voided.
+TEST(SpoolFormat, AClientProducersSnapshotWrittenFromTheDocumentReadsWhole) {
+  std::ifstream in(std::string(PP_SOURCE_DIR) + "/tests/fuzz/seeds/fuzz_spool_segment/segment_client_producers.hex");
+  std::stringstream hex;
+  hex << in.rdbuf();
+  const std::string text = hex.str();
+  ASSERT_FALSE(text.empty());
+  Bytes bytes;
+  for (std::size_t i = 0; i + 1 < text.size(); i += 2) {
+    bytes.push_back(static_cast<std::uint8_t>(std::stoi(text.substr(i, 2), nullptr, 16)));
+  }
+  SpoolIndex index;
+  const SegmentScan scan = SegmentReader().scan(bytes, [&](const Entry& e, std::size_t offset, std::size_t size) {
+    index.apply(e, EntryLocation{2, offset, size});
+  });
+  EXPECT_FALSE(scan.damage) << *scan.damage;
+  ASSERT_TRUE(index.client_producers());
+  EXPECT_EQ(index.client_producers_id(), 11U);
+  const ClientProducersEntry& s = *index.client_producers();
+  EXPECT_EQ(s.next_producer_id, 5000);
+  ASSERT_EQ(s.producers.size(), 2U);
+  EXPECT_TRUE(s.producers[0].bumped_by_request);
+  ASSERT_EQ(s.producers[0].partitions.size(), 2U);
+  EXPECT_EQ(s.producers[0].partitions[0].batches[1],
+            (ClientBatchSnapshot{1, 5, 9, ClientBatchState::kPending, 0, -1, -1, -1}));
+  EXPECT_EQ(s.producers[1].partitions[0].batches[1],
+            (ClientBatchSnapshot{0, 3, 3, ClientBatchState::kOutcomeUnknown, 7, 12, -1, -1}));
+  const std::vector<ClientRecord> records = index.client_records();
+  ASSERT_EQ(records.size(), 1U);  // entry 13 was voided
+  EXPECT_EQ(records[0], (ClientRecord{12, "t", 0, 4000, 1, 5, 5}));
 }
 
 }  // namespace
