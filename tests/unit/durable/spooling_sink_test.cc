@@ -107,8 +107,10 @@ TEST(SpoolingSink, AFullSpoolRefusesRetriablyAndLater) {
   EXPECT_TRUE(h.writer().index().unresolved_records().empty());
 }
 
-// A budget of 4 KiB: the first runs fill it, the rest wait on disk only and
-// come back, in order, as the upstream acknowledges.
+// A budget of 4 KiB: the first runs fill their half of it, the rest wait on
+// disk only and come back, in order, as the upstream acknowledges; runs
+// spooled while some wait on disk queue behind them even when the budget
+// has room again.
 TEST(SpoolingSink, OverTheBudgetRunsWaitOnDiskAndComeBackInOrder) {
   TempDir dir;
   DurableHarness h(dir.path(), {}, 4096);
@@ -116,28 +118,17 @@ TEST(SpoolingSink, OverTheBudgetRunsWaitOnDiskAndComeBackInOrder) {
   Sinks s(h);
   constexpr int kRuns = 20;
   int answered = 0;
-  for (int i = 0; i < kRuns; ++i) {
+  auto submit = [&](int i) {
     auto values = std::make_shared<std::vector<std::string>>(1, std::to_string(i) + std::string(1000, '.'));
     s.sink.submit("t", 0, pp::testing::run_of(values), [&](const RunResult& r) {
       EXPECT_EQ(r.error, ErrorCode::kNone);
       ++answered;
     });
-  }
-  h.spin([&] { return answered == kRuns; });
-  ASSERT_EQ(answered, kRuns) << "every client is answered from the spool, whatever the budget";
-  EXPECT_GT(s.feeder.backlog(), 0U) << "nothing waited on disk";
-  EXPECT_LE(h.producer().buffered_bytes(), 4096U + 2048U) << "memory beyond the budget and one entry";
-
+  };
   std::vector<int> delivered;
   std::int64_t offset = 0;
-  for (int round = 0; round < 200 && delivered.size() < kRuns; ++round) {
-    // The feeder reads on the threadpool; the producer sends on its poll.
-    h.spin(
-        [&] {
-          h.producer().poll();
-          return !h.upstream().outstanding.empty();
-        },
-        std::chrono::seconds(5));
+  auto answer_sent = [&] {
+    h.producer().poll();
     while (!h.upstream().outstanding.empty()) {
       auto sent = h.upstream().take_with("t", 0);
       for (const auto& b : sent.batches) {
@@ -150,6 +141,28 @@ TEST(SpoolingSink, OverTheBudgetRunsWaitOnDiskAndComeBackInOrder) {
         return ok;
       });
     }
+  };
+  for (int i = 0; i < kRuns / 2; ++i) submit(i);
+  h.spin([&] { return answered == kRuns / 2; });
+  ASSERT_EQ(answered, kRuns / 2) << "every client is answered from the spool, whatever the budget";
+  EXPECT_GT(s.feeder.backlog(), 0U) << "nothing waited on disk";
+  EXPECT_LE(h.producer().buffered_bytes(), 4096U + 2048U) << "memory beyond the budget and one entry";
+  // The budget frees before the feeder has read anything back: what is
+  // spooled now must still wait behind the backlog.
+  answer_sent();
+  for (int i = kRuns / 2; i < kRuns; ++i) submit(i);
+  h.spin([&] { return answered == kRuns; });
+  ASSERT_EQ(answered, kRuns);
+
+  for (int round = 0; round < 200 && delivered.size() < kRuns; ++round) {
+    // The feeder reads on the threadpool; the producer sends on its poll.
+    h.spin(
+        [&] {
+          h.producer().poll();
+          return !h.upstream().outstanding.empty();
+        },
+        std::chrono::seconds(5));
+    answer_sent();
   }
   ASSERT_EQ(delivered.size(), static_cast<std::size_t>(kRuns));
   for (int i = 0; i < kRuns; ++i) EXPECT_EQ(delivered[static_cast<std::size_t>(i)], i) << "order at " << i;
