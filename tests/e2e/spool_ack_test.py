@@ -3,7 +3,8 @@
 binary in front of the test cluster, real clients (kafka-python 2.0.2 with
 v2 batches and with Produce v2's legacy messages, kcat in legacy mode).
 
-- A topic in spool mode is answered with offset -1 and lands exactly once;
+- A topic in spool mode is answered with offset -1 and lands exactly once
+  (acks=0 records too);
   a topic in upstream mode beside it is answered with its real offsets.
 - With the upstream stopped (the test cluster's broker down), clients are
   still answered from the spool.
@@ -37,10 +38,10 @@ REPLAYED = "produce_proxy_spool_replayed_batches_total"
 PARTITIONS = 3
 
 
-def produce(bootstrap, topic, keys, api_version=None, partitions=PARTITIONS, timeout=20):
+def produce(bootstrap, topic, keys, api_version=None, partitions=PARTITIONS, acks="all", timeout=20):
     """Sends one record per key with kafka-python and waits for every answer:
     {key: offset}. Raises if any record is not acknowledged."""
-    kwargs = dict(bootstrap_servers=bootstrap, acks="all", linger_ms=5, request_timeout_ms=10000,
+    kwargs = dict(bootstrap_servers=bootstrap, acks=acks, linger_ms=5, request_timeout_ms=10000,
                   max_block_ms=10000, retries=3, reconnect_backoff_ms=50)
     if api_version is not None:
         kwargs["api_version"] = api_version
@@ -118,6 +119,10 @@ class SpoolAck(unittest.TestCase):
             offsets = produce(self.proxy.bootstrap, "sp", keys, api_version=api)
             self.assertEqual(set(offsets.values()), {-1}, tag)
             acked.update(keys)
+        # acks=0 records are spooled and delivered too.
+        keys = ["zero-%d" % i for i in range(30)]
+        produce(self.proxy.bootstrap, "sp", keys, acks=0)
+        acked.update(keys)
         keys = ["kcat-%d" % i for i in range(60)]
         out = kcat_legacy(self.proxy.bootstrap, "sp", keys)
         self.assertEqual(out.returncode, 0, out.stderr[-2000:])
