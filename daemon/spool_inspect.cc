@@ -2,6 +2,7 @@
 
 #include <map>
 #include <ostream>
+#include <string_view>
 #include <tuple>
 
 #include "proxy/spool/spool_format.h"
@@ -83,6 +84,50 @@ void print_owed(const spool::RecoveredSpool& s, std::int64_t now_ms, std::ostrea
   }
 }
 
+std::string_view state_name(spool::ClientBatchState state) {
+  switch (state) {
+    case spool::ClientBatchState::kAcked:
+      return "acked";
+    case spool::ClientBatchState::kFailed:
+      return "failed";
+    case spool::ClientBatchState::kOutcomeUnknown:
+      return "outcome_unknown";
+    case spool::ClientBatchState::kPending:
+      return "pending";
+  }
+  return "unknown";
+}
+
+// The idempotent clients' dedup state a start would restore: the last
+// snapshot and the client records after it.
+void print_client_producers(const spool::SpoolIndex& index, std::ostream& out) {
+  const auto records = index.client_records();
+  if (!index.client_producers()) {
+    out << "client producers: no snapshot; " << records.size() << " client records entries\n";
+  } else {
+    const spool::ClientProducersEntry& s = *index.client_producers();
+    out << "client producers: snapshot entry " << index.client_producers_id() << ", " << s.producers.size()
+        << " producers, next_producer_id=" << s.next_producer_id << "; " << records.size()
+        << " client records entries after it\n";
+    for (const spool::ClientProducerSnapshot& p : s.producers) {
+      out << "  producer " << p.producer_id << " epoch=" << p.epoch << (p.bumped_by_request ? " (bumped)" : "") << "\n";
+      for (const spool::ClientPartitionSnapshot& t : p.partitions) {
+        out << "    " << t.topic << "/" << t.partition << "  epoch=" << t.epoch << " last_sequence=" << t.last_sequence
+            << " batches:";
+        for (const spool::ClientBatchSnapshot& b : t.batches) {
+          out << " " << b.epoch << ":" << b.first_sequence << "-" << b.last_sequence << "=" << state_name(b.state);
+          if (b.error_code != 0) out << "(" << b.error_code << ")";
+        }
+        out << "\n";
+      }
+    }
+  }
+  for (const spool::ClientRecord& r : records) {
+    out << "  records entry " << r.id << "  " << r.topic << "/" << r.partition << "  producer_id=" << r.producer_id
+        << " epoch=" << r.epoch << " base_sequence=" << r.base_sequence << " records=" << r.record_count << "\n";
+  }
+}
+
 }  // namespace
 
 int spool_inspect(const std::string& dir, std::int64_t now_ms, std::ostream& out, std::ostream& err) {
@@ -94,6 +139,7 @@ int spool_inspect(const std::string& dir, std::int64_t now_ms, std::ostream& out
   out << "spool " << dir << " (format version " << spool::kFormatVersion << ")\n";
   print_segments(*recovered, out);
   print_owed(*recovered, now_ms, out);
+  print_client_producers(recovered->index, out);
   return 0;
 }
 

@@ -2,7 +2,9 @@
 // line"): reads a spool directory offline, read-only (nothing is cut, moved
 // or created), and prints its segments, what recovery would cut or move
 // aside, the producer identity, batches and records owed per partition,
-// every unresolved batch with its identity, and the oldest record's age.
+// every unresolved batch with its identity, the oldest record's age, and
+// the idempotent clients' dedup state a start would restore (the last
+// snapshot and the client records after it).
 // Safe to run beside a running proxy: it only reads.
 #pragma once
 

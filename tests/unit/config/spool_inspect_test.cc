@@ -70,6 +70,34 @@ TEST(SpoolInspect, ReportsWhatIsOwedAndChangesNothing) {
   EXPECT_EQ(std::filesystem::file_size(segment), size_before) << "inspect is read-only";
 }
 
+TEST(SpoolInspect, ShowsTheClientProducersSnapshotAndTheClientRecordsAfterIt) {
+  spool::testing::TempDir dir;
+  {
+    WriterHarness h(dir.path());
+    h.writer().set_client_producers_source([] {
+      spool::ClientPartitionSnapshot t{
+          "orders", 1, 2, 9, {spool::ClientBatchSnapshot{2, 5, 9, spool::ClientBatchState::kAcked, 0, 40, -1, -1}}};
+      return spool::ClientProducersEntry{777, {spool::ClientProducerSnapshot{9000, 2, true, {t}}}};
+    });
+    const Bytes batch = make_batch(2);
+    spool::RecordsEntry e = records_entry(batch, 2, "orders", 1);
+    e.client_producer_id = 9000;
+    e.client_producer_epoch = 2;
+    e.client_base_sequence = 10;
+    h.append(e);
+    h.run();
+  }
+  std::ostringstream out;
+  std::ostringstream err;
+  ASSERT_EQ(spool_inspect(dir.path(), 0, out, err), 0) << err.str();
+  const std::string report = out.str();
+  EXPECT_NE(report.find("1 producers, next_producer_id=777; 1 client records entries after it"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("producer 9000 epoch=2 (bumped)"), std::string::npos) << report;
+  EXPECT_NE(report.find("orders/1  epoch=2 last_sequence=9 batches: 2:5-9=acked"), std::string::npos) << report;
+  EXPECT_NE(report.find("orders/1  producer_id=9000 epoch=2 base_sequence=10 records=2"), std::string::npos) << report;
+}
+
 TEST(SpoolInspect, ANewerFormatIsRefusedWithExitOne) {
   spool::testing::TempDir dir;
   Bytes header;
