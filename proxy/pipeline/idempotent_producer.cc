@@ -93,13 +93,15 @@ bool IdempotentProducer::restored_outstanding() const {
 
 // Every restored batch resolved: the producer moves to a fresh sequence
 // space (a new producer id, or the next epoch of one this process was
-// given), and only then do new batches start.
+// given), and only then do new batches start. Called before and after the
+// bump in poll(), so a move done in that poll releases new batches at once.
 void IdempotentProducer::follow_replay() {
   if (replay_ == Replay::kReplaying && !restored_outstanding()) {
     spdlog::info("every batch replayed from the spool is resolved: moving to a fresh producer identity");
     bumper_.request_epoch_change("spool_replay");
     replay_ = Replay::kMoving;
-  } else if (replay_ == Replay::kMoving && !bumper_.requested() && identity_.ready()) {
+  }
+  if (replay_ == Replay::kMoving && !bumper_.requested() && identity_.ready()) {
     replay_ = Replay::kNone;
     sender_.set_new_batches_held(false);
   }
@@ -312,6 +314,7 @@ void IdempotentProducer::poll() {
   follow_replay();
   bumper_.maybe_bump();
   maybe_init_producer_id(now);  // after maybe_bump: an exhausted epoch asks for a new id at once
+  follow_replay();              // a move by epoch bump is done now: new batches may start
   if (identity_.ready()) journaling_.identity(identity_.current());  // before any batch is journaled under it
   refused_.rebuild_ready(partitions_);
   if (identity_.ready())

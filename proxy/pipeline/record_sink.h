@@ -44,7 +44,9 @@ class RecordSink {
   // before it can send anything in reply, and its retry of the withdrawn run
   // never lands behind records it sent after it. Runs ahead of it and other
   // origins' runs keep their places. A run with records in flight is left
-  // alone: it ends as it would have.
+  // alone: it ends as it would have. A run with a durable copy
+  // (RecordRun::durable_entry) is acknowledged to its client already and is
+  // never withdrawn: kInFlight.
   virtual WithdrawOutcome withdraw(const RunTicket& ticket) = 0;
 
   // Back-pressure (ARCHITECTURE.md, "Bounded everything"): the one budget the

@@ -431,6 +431,29 @@ TEST_F(JournalTest, RestoredBatchesAreResentAsJournaledThenANewIdentityStarts) {
   for (const auto& r : results) EXPECT_TRUE(r.has_value() && r->error == ErrorCode::kNone);
 }
 
+// A restored batch for a topic gone while the proxy was down can never be
+// resolved upstream: it fails (journaled as failed), and new batches are no
+// longer held by it.
+TEST_F(JournalTest, ARestoredBatchOfADeletedTopicFailsAndReleasesNewBatches) {
+  producer = std::make_unique<IdempotentProducer>(config, upstream, clock, observer);
+  producer->set_journal(&journal);
+  std::vector<RestoredBatch> batches;
+  batches.push_back(restored(0, 500, 3, 10, 2, 7));
+  producer->restore(std::move(batches));
+  poll();
+  TopicLeadership gone;
+  gone.error = ErrorCode::kTopicAuthorizationFailed;
+  producer->on_metadata(MetadataUpdate{{{"t", gone}}});
+  poll();
+  ASSERT_EQ(journal.resolutions.size(), 1u);
+  EXPECT_EQ(journal.resolutions[0].id, 7u);
+  EXPECT_EQ(journal.resolutions[0].outcome, JournalOutcome::kFailed);
+  EXPECT_EQ(journal.resolutions[0].error, ErrorCode::kTopicAuthorizationFailed);
+  ASSERT_TRUE(results[0].has_value());
+  EXPECT_EQ(results[0]->error, ErrorCode::kTopicAuthorizationFailed);
+  EXPECT_EQ(upstream.init_requests.size(), 1u) << "the replay did not end with a fresh identity";
+}
+
 // The broker forgot the producer (or knows a later epoch of it): the
 // restored batch cannot be deduplicated; it is renumbered under a new id,
 // journaled superseding its entry, delivered, and counted.
@@ -471,8 +494,17 @@ TEST_P(ForgottenProducerTest, ARestoredBatchIsRenumberedUnderANewIdAndCounted) {
   poll();
   auto second = upstream.take();
   EXPECT_EQ(identity_of(second.batches[0]), std::make_tuple(3000L, std::int16_t{0}, 2, 1));
+  const std::size_t fresh = submit_durable(0, 1, 30);
   ScriptedUpstream::answer(second, [](const SentBatch&) { return ok(7); });
-  for (const auto& r : results) EXPECT_TRUE(r.has_value() && r->error == ErrorCode::kNone);
+  // Replay over: the id this process was given moves to its next epoch, and
+  // the new run is sequenced under it in the same poll.
+  poll();
+  EXPECT_EQ(counting.bumps["spool_replay"], 1);
+  ASSERT_EQ(journal.pending.size(), 1u);
+  EXPECT_EQ(journal.pending[0].first.producer_id.value, 3000);
+  EXPECT_EQ(journal.pending[0].first.producer_epoch.value, 1);
+  EXPECT_EQ(journal.pending[0].first.base_sequence, 0);
+  for (std::size_t i = 0; i < fresh; ++i) EXPECT_TRUE(results[i].has_value() && results[i]->error == ErrorCode::kNone);
 }
 
 INSTANTIATE_TEST_SUITE_P(Errors, ForgottenProducerTest,
