@@ -140,7 +140,7 @@ if [ -n "$proxy" ] && [ -x "$proxy" ] && "$proxy" --help 2>&1 | grep -q -- --che
     "$proxy" --check-config --config "$tmp/$name.toml" || { echo "FAIL: $name config"; cat "$tmp/$name.toml"; fail=1; }
   done
   # The spool's directory is the volume's, which is not here outside a pod.
-  for name in spool-existing; do
+  for name in spool-emptyDir spool-pvc spool-existing; do
     "$proxy" --check-config --config "$tmp/$name.toml" --set spool.dir="$tmp/$name-spool" ||
       { echo "FAIL: $name config"; cat "$tmp/$name.toml"; fail=1; }
   done
