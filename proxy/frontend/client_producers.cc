@@ -315,4 +315,143 @@ std::vector<BatchWaiter> ClientProducers::complete(std::uint64_t handle, const C
   return std::move(done.waiters);
 }
 
+ClientProducersSnapshot ClientProducers::snapshot() const {
+  using Snap = ClientProducersSnapshot;
+  Snap out;
+  out.next_producer_id = next_producer_id_;
+  out.producers.reserve(producers_.size());
+  for (const auto& [id, p] : producers_) {
+    Snap::Producer& sp = out.producers.emplace_back(Snap::Producer{id, p.epoch, p.bumped_by_request, {}});
+    for (const auto& [key, state] : p.partitions) {
+      if (state.epoch < 0) continue;  // no state: nothing to restore
+      Snap::Partition& part =
+          sp.partitions.emplace_back(Snap::Partition{key.first, key.second, state.epoch, state.last_sequence, {}});
+      for (const Retained& r : state.batches) {
+        Snap::Batch b{r.epoch, r.first_sequence, r.last_sequence, Snap::State::kPending, {}};
+        if (r.state != BatchState::kInFlight) {
+          b.state = r.state == BatchState::kAcked    ? Snap::State::kAcked
+                    : r.state == BatchState::kFailed ? Snap::State::kFailed
+                                                     : Snap::State::kOutcomeUnknown;
+          b.outcome = r.outcome;
+          b.outcome.error_message.clear();
+        }
+        part.batches.push_back(std::move(b));
+      }
+    }
+  }
+  std::sort(out.producers.begin(), out.producers.end(),
+            [](const Snap::Producer& a, const Snap::Producer& b) { return a.producer_id < b.producer_id; });
+  return out;
+}
+
+void ClientProducers::restore(const ClientProducersSnapshot& snapshot, const std::vector<DurableClientBatch>& durable,
+                              std::uint64_t now_ms) {
+  if (snapshot.next_producer_id >= 0) {
+    // Past every id the previous process may have handed out since it took
+    // the snapshot (63 bits, wrapping to 0 as fresh_id does).
+    next_producer_id_ = static_cast<std::int64_t>(
+        (static_cast<std::uint64_t>(snapshot.next_producer_id) + static_cast<std::uint64_t>(kRestartIdStride)) &
+        static_cast<std::uint64_t>(kInt64Max));
+  }
+  for (const ClientProducersSnapshot::Producer& p : snapshot.producers) restore_producer(p, now_ms);
+  for (const DurableClientBatch& d : durable) replay(d, now_ms);
+  settle_pending();
+}
+
+// Pending batches are held as in flight without a handle until
+// settle_pending(): restore() runs before anything is in flight.
+void ClientProducers::restore_producer(const ClientProducersSnapshot::Producer& snapshot, std::uint64_t now_ms) {
+  using Snap = ClientProducersSnapshot;
+  if (snapshot.producer_id < 0 || producers_.contains(snapshot.producer_id)) return;
+  Producer* p = make_room_and_add(snapshot.producer_id, snapshot.epoch, now_ms);
+  if (p == nullptr) return;
+  p->bumped_by_request = snapshot.bumped_by_request;
+  for (const Snap::Partition& part : snapshot.partitions) {
+    auto [entry, inserted] = p->partitions.try_emplace(PartitionKey{part.topic, part.partition});
+    if (!inserted) continue;
+    ++partition_states_;
+    PartitionState& state = entry->second;
+    state.epoch = part.epoch;
+    state.last_sequence = part.last_sequence;
+    for (const Snap::Batch& b : part.batches) {
+      Retained& r = state.batches.emplace_back();
+      ++retained_batches_;
+      r.epoch = b.epoch;
+      r.first_sequence = b.first_sequence;
+      r.last_sequence = b.last_sequence;
+      r.outcome = b.outcome;
+      r.state = b.state == Snap::State::kAcked            ? BatchState::kAcked
+                : b.state == Snap::State::kFailed         ? BatchState::kFailed
+                : b.state == Snap::State::kOutcomeUnknown ? BatchState::kOutcomeUnknown
+                                                          : BatchState::kInFlight;
+    }
+    trim(state);
+  }
+}
+
+// One durable client batch: acknowledged (its records are in the spool and
+// will be delivered), unless it is stale (an older epoch, or a sequence
+// behind the partition's last), which the state already covers.
+void ClientProducers::replay(const DurableClientBatch& durable, std::uint64_t now_ms) {
+  const ClientBatch& b = durable.batch;
+  if (b.producer_id < 0 || b.epoch < 0 || b.first_sequence < 0) return;
+  auto it = producers_.find(b.producer_id);
+  Producer* p = it == producers_.end() ? make_room_and_add(b.producer_id, b.epoch, now_ms) : &it->second;
+  if (p == nullptr) return;
+  p->epoch = std::max(p->epoch, b.epoch);
+  auto [entry, inserted] = p->partitions.try_emplace(PartitionKey{durable.topic, durable.partition});
+  if (inserted) ++partition_states_;
+  PartitionState& state = entry->second;
+  const ClientBatchOutcome acked{ErrorCode::kNone, -1, -1, -1, {}};
+  for (Retained& r : state.batches) {
+    if (r.epoch != b.epoch || r.first_sequence != b.first_sequence || r.last_sequence != b.last_sequence) continue;
+    if (r.state != BatchState::kAcked) {
+      // A failed batch rewound the sequence to before it; its retry was spooled.
+      if (r.epoch == state.epoch && (in_sequence(state.last_sequence, r.first_sequence) ||
+                                     ahead_of_next(state.last_sequence, r.first_sequence))) {
+        state.last_sequence = r.last_sequence;
+      }
+      r.state = BatchState::kAcked;
+      r.outcome = acked;
+    }
+    return;
+  }
+  if (state.epoch >= 0 &&
+      (b.epoch < state.epoch || (b.epoch == state.epoch && !in_sequence(state.last_sequence, b.first_sequence) &&
+                                 !ahead_of_next(state.last_sequence, b.first_sequence)))) {
+    return;
+  }
+  if (b.epoch != state.epoch) {
+    retained_batches_ -=
+        std::erase_if(state.batches, [](const Retained& r) { return r.state != BatchState::kInFlight; });
+    state.epoch = b.epoch;
+  }
+  state.last_sequence = b.last_sequence;
+  Retained& r = state.batches.emplace_back();
+  ++retained_batches_;
+  r.epoch = b.epoch;
+  r.first_sequence = b.first_sequence;
+  r.last_sequence = b.last_sequence;
+  r.state = BatchState::kAcked;
+  r.outcome = acked;
+  trim(state);
+}
+
+// A batch in flight at the snapshot whose records no durable entry holds:
+// it may have been delivered and its entry deleted since, or never been
+// durable. Its retry is answered a failure, never appended again.
+void ClientProducers::settle_pending() {
+  for (auto& [id, p] : producers_) {
+    for (auto& [key, state] : p.partitions) {
+      for (Retained& r : state.batches) {
+        if (r.state != BatchState::kInFlight || r.handle != 0) continue;
+        r.state = BatchState::kOutcomeUnknown;
+        r.outcome = ClientBatchOutcome{ErrorCode::kRequestTimedOut,        -1,    -1,  -1,
+                                       "in flight when the proxy stopped", false, true};
+      }
+      trim(state);
+    }
+  }
+}
+
 }  // namespace pp

@@ -30,8 +30,9 @@
 //     rather than OUT_OF_ORDER_SEQUENCE_NUMBER, which clients take for records
 //     lost by the broker and answer with an epoch bump.
 //  5. No state for the producer or the partition (never seen, expired, or the
-//     proxy restarted): any sequence is accepted, as Kafka 2.5+ does; Kafka
-//     4.x never answers UNKNOWN_PRODUCER_ID to a Produce.
+//     proxy restarted without a spool to restore it from): any sequence is
+//     accepted, as Kafka 2.5+ does; Kafka 4.x never answers
+//     UNKNOWN_PRODUCER_ID to a Produce.
 //
 // Bounds ("Bounded everything", ARCHITECTURE.md): at most `max_producers` producers (the
 // least recently used one with nothing in flight is forgotten to make room),
@@ -108,6 +109,45 @@ struct InitProducerIdAnswer {
 
 using BatchWaiter = std::function<void(const ClientBatchOutcome&)>;
 
+// The dedup state as plain data, to persist it and restore it after a
+// restart (docs/design/SPOOL.md, "Client producers"): per producer its id,
+// epoch and, per partition, the last batches with their answers. Batches in
+// flight are kPending: their answer is not known yet.
+struct ClientProducersSnapshot {
+  enum class State : std::uint8_t { kAcked, kFailed, kOutcomeUnknown, kPending };
+  struct Batch {
+    std::int16_t epoch = 0;
+    std::int32_t first_sequence = 0;
+    std::int32_t last_sequence = 0;
+    State state = State::kAcked;
+    ClientBatchOutcome outcome;  // error_message is not kept
+  };
+  struct Partition {
+    std::string topic;
+    std::int32_t partition = 0;
+    std::int16_t epoch = 0;
+    std::int32_t last_sequence = -1;
+    std::vector<Batch> batches;  // oldest first
+  };
+  struct Producer {
+    std::int64_t producer_id = 0;
+    std::int16_t epoch = 0;
+    bool bumped_by_request = false;
+    std::vector<Partition> partitions;
+  };
+  // The next id the proxy would hand out; -1: none known.
+  std::int64_t next_producer_id = -1;
+  std::vector<Producer> producers;  // by producer id
+};
+
+// A client batch known to be durable (a spooled Records entry with its
+// client identity), replayed onto a restored snapshot.
+struct DurableClientBatch {
+  std::string topic;
+  std::int32_t partition = 0;
+  ClientBatch batch;
+};
+
 class ClientProducers {
  public:
   explicit ClientProducers(ClientProducersConfig config);
@@ -127,6 +167,21 @@ class ClientProducers {
 
   // Forgets producers idle for idle_timeout_ms with nothing in flight.
   void expire(std::uint64_t now_ms);
+
+  // The state as data, producers by id; batches in flight are kPending.
+  ClientProducersSnapshot snapshot() const;
+  // Once at start, before any client is served: takes `snapshot`, then
+  // replays `durable` (in spool order) onto it, each an acknowledged batch
+  // answered with offset -1 unless it is behind its partition's state; a
+  // kPending batch matched by none of them is restored as failed with its
+  // outcome unknown. Ids are then handed out from the snapshot's next id
+  // plus kRestartIdStride (or as configured, without a snapshot id). Bounds
+  // apply as to any producer; every restored producer counts as used now.
+  void restore(const ClientProducersSnapshot& snapshot, const std::vector<DurableClientBatch>& durable,
+               std::uint64_t now_ms);
+  // How far a restart moves the id counter past the persisted one: more ids
+  // than a proxy hands out between two snapshots, so none is handed out twice.
+  static constexpr std::int64_t kRestartIdStride = std::int64_t{1} << 40;
 
   std::size_t producers() const { return producers_.size(); }
   // What this state costs against the memory budget (an estimate).
@@ -175,6 +230,9 @@ class ClientProducers {
   void trim(PartitionState& state);
   void uncount(const Producer& producer);
   void maybe_expire(std::uint64_t now_ms);
+  void restore_producer(const ClientProducersSnapshot::Producer& snapshot, std::uint64_t now_ms);
+  void replay(const DurableClientBatch& durable, std::uint64_t now_ms);
+  void settle_pending();
 
   ClientProducersConfig config_;
   std::unordered_map<std::int64_t, Producer> producers_;

@@ -86,6 +86,10 @@ void Frontend::stop() {
   flow_.end_pause();
 }
 
+ClientProducers& Frontend::client_producers() {
+  return context_->client_producers;
+}
+
 std::uint16_t Frontend::port() const {
   return listener_.port();
 }

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "proxy/frontend/client_handshakes.h"
+#include "proxy/frontend/client_producers.h"
 #include "proxy/frontend/client_session.h"
 #include "proxy/frontend/flow_control.h"
 #include "proxy/frontend/frontend_config.h"
@@ -82,6 +83,11 @@ class Frontend final : private SessionRegistry, private ClientHandshakes::Owner 
   // [listener.sasl]: the users SASL logins are checked against (start-up,
   // SIGHUP). Exchanges in progress finish against the store they began with.
   void set_users(std::shared_ptr<const sasl::UserStore> users);
+
+  // The idempotent clients' dedup state, shared by every session: restored
+  // at start and snapshotted into the spool by the daemon
+  // (daemon/client_state_restore.h). Loop thread; lives as long as this.
+  ClientProducers& client_producers();
 
   std::uint16_t port() const;  // the bound port (listen on port 0 in tests)
   const FrontendCounters& counters() const;
