@@ -7,6 +7,7 @@
 
 #include "config/client_access.h"
 #include "config/spool_checks.h"
+#include "daemon/client_state_restore.h"
 #include "daemon/settings_mapping.h"
 #include "proxy/durable/spool_replay.h"
 #include "proxy/sasl/users_file.h"
@@ -43,6 +44,7 @@ ProxyRuntime::ProxyRuntime(uv_loop_t* loop, config::Settings settings)
       drain_timer_(loop) {}
 
 ProxyRuntime::~ProxyRuntime() {
+  if (spool_writer_) spool_writer_->set_client_producers_source(nullptr);  // the front end's state goes first
   frontend_.reset();
   if (driver_ && journal_) driver_->producer().set_journal(nullptr);
   if (driver_) driver_->close();
@@ -94,10 +96,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   if (auto started = driver_->start(); !started) return std::unexpected("upstream: " + started.error());
   if (spool_writer_) keep_cluster_view(*spool_writer_);
 
-  auto frontend_config = to_frontend_config(settings_);
-  if (!frontend_config) return std::unexpected(frontend_config.error());
-  frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, client_sink(), driver_->followed_topics(),
-                                         &metrics_->frontend_observer());
+  if (auto created = create_frontend(); !created) return created;
   if (auto users = load_client_users(); !users) return users;
   if (auto tls = load_listener_tls(false); !tls) return tls;
   if (systemd_.watchdog_period()) {
@@ -107,6 +106,20 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
     });
   }
   readiness_.start(0, kReadinessPollMs, [this] { check_ready(); });
+  return {};
+}
+
+// Before the loop runs: the spool's first commit after a start writes a
+// snapshot of the restored state.
+std::expected<void, std::string> ProxyRuntime::create_frontend() {
+  auto frontend_config = to_frontend_config(settings_);
+  if (!frontend_config) return std::unexpected(frontend_config.error());
+  frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, client_sink(), driver_->followed_topics(),
+                                         &metrics_->frontend_observer());
+  if (spool_writer_) {
+    keep_client_state(*spool_writer_, frontend_->client_producers(), uv_now(loop_),
+                      [this](const std::string& topic) { return acknowledged_from_spool(settings_, topic); });
+  }
   return {};
 }
 
@@ -192,7 +205,7 @@ bool ProxyRuntime::accepts_before_upstream() const {
 void ProxyRuntime::update_spool_readiness() {
   if (!ready_ || draining_ || !accepts_before_upstream()) return;
   const bool room = spool_->bytes_used() < static_cast<std::size_t>(settings_.spool.max_bytes);
-  health_.set_ready(room && !spool_->failing());
+  health_.set_ready(room && !spool_->failing(), room ? NotReady::kSpoolFailing : NotReady::kSpoolFull);
 }
 
 // A fatal producer (CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION on

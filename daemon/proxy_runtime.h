@@ -93,6 +93,9 @@ class ProxyRuntime {
   bool drained() const;
   std::expected<void, std::string> configure_sasl(upstream::UpstreamConfig& upstream);
   std::expected<void, std::string> load_client_users();
+  // The front end, its idempotent clients' state restored from the spool and
+  // snapshotted into it from then on (daemon/client_state_restore.h).
+  std::expected<void, std::string> create_frontend();
 
   uv_loop_t* loop_;
   config::Settings settings_;
