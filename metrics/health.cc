@@ -14,7 +14,8 @@ void Health::beat() {
   last_beat_ns_.store(now_ns(), std::memory_order_relaxed);
 }
 
-void Health::set_ready(bool ready) {
+void Health::set_ready(bool ready, NotReady reason) {
+  reason_.store(reason, std::memory_order_release);
   ready_.store(ready, std::memory_order_release);
 }
 

@@ -15,6 +15,13 @@
 
 namespace pp {
 
+// Why /readyz answers 503 while not draining.
+enum class NotReady : std::uint8_t {
+  kStarting,      // the listener, upstream metadata or a producer id is not there yet
+  kSpoolFull,     // spool mode: the spool is at spool.max_bytes
+  kSpoolFailing,  // spool mode: its last write failed
+};
+
 class Health {
  public:
   static constexpr std::chrono::milliseconds kBeatInterval{200};
@@ -31,8 +38,8 @@ class Health {
   // The daemon: true once the client listener is up, upstream metadata is
   // known and a producer id is held; false if one of those is lost. In
   // spool mode, "accepting": true while the listener is up and the spool has
-  // room and writes, Kafka reachable or not.
-  void set_ready(bool ready);
+  // room and writes, Kafka reachable or not. `reason` says why when false.
+  void set_ready(bool ready, NotReady reason = NotReady::kStarting);
   // The daemon, when a drain starts. One way: readiness stays false after it,
   // whatever set_ready says, so a producer id won in the middle of a drain
   // does not invite new traffic.
@@ -42,6 +49,8 @@ class Health {
   bool live() const;
   bool ready() const;
   bool draining() const { return draining_.load(std::memory_order_acquire); }
+  // Why not ready, as last set (meaningless while ready()).
+  NotReady not_ready_reason() const { return reason_.load(std::memory_order_acquire); }
   std::chrono::milliseconds since_last_beat() const;
 
  private:
@@ -51,6 +60,7 @@ class Health {
   std::atomic<std::int64_t> last_beat_ns_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};
+  std::atomic<NotReady> reason_{NotReady::kStarting};
 };
 
 }  // namespace pp

@@ -172,7 +172,16 @@ int MetricsServer::on_healthz(mg_connection* conn, void* self) {
 int MetricsServer::on_readyz(mg_connection* conn, void* self) {
   const Health& health = static_cast<MetricsServer*>(self)->health_;
   if (health.ready()) return respond(conn, 200, "ready\n");
-  return respond(conn, 503, health.draining() ? "draining\n" : "not ready\n");
+  if (health.draining()) return respond(conn, 503, "draining\n");
+  switch (health.not_ready_reason()) {
+    case NotReady::kSpoolFull:
+      return respond(conn, 503, "not ready: the spool is full (spool.max_bytes)\n");
+    case NotReady::kSpoolFailing:
+      return respond(conn, 503, "not ready: writes to the spool fail\n");
+    case NotReady::kStarting:
+      break;
+  }
+  return respond(conn, 503, "not ready\n");
 }
 
 }  // namespace pp

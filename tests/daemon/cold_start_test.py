@@ -224,7 +224,7 @@ class ColdStartTest(unittest.TestCase):
         proxy, _ = self.start_proxy(spool_config(full_dir, dead, client_port, metrics_port, max_bytes=1 << 20))
         kcat_metadata(client_port, "orders")
         status, body = http_request(metrics_port, "/readyz")
-        self.assertEqual(status, 503, body)
+        self.assertEqual((status, body), (503, "not ready: the spool is full (spool.max_bytes)\n"))
 
 
 if __name__ == "__main__":
