@@ -38,10 +38,15 @@ void ClientHandshakes::set_context(std::shared_ptr<net::TlsContext> context, boo
 }
 
 bool ClientHandshakes::start(std::uint64_t id, net::TcpConnection tcp, std::uint64_t now_ms) {
-  if (budget_.room() < kHandshakeChargeBytes) {
+  const std::size_t share = budget_.limit() / kBudgetShareDivisor;
+  if (budget_.room() < kHandshakeChargeBytes || (pending_.size() + 1) * kHandshakeChargeBytes > share) {
     ++counters_.connections_refused_total;
-    frontend::log().warn("refusing client {}: no room in the memory budget for a TLS handshake ({} bytes)",
-                         tcp.peer_name(), kHandshakeChargeBytes);
+    if (const auto held_back = refusal_log_.admit(now_ms)) {
+      frontend::log().warn(
+          "refusing client {}: no room in the memory budget for a TLS handshake ({} bytes; {} handshakes under "
+          "way) ({} more refused since the last line)",
+          tcp.peer_name(), kHandshakeChargeBytes, pending_.size(), *held_back);
+    }
     tcp.close();
     return false;
   }

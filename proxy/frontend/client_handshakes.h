@@ -1,8 +1,12 @@
 // Client connections between accept and the end of their TLS handshake, on
 // a TLS listener ([listener.tls]). Each is charged kHandshakeChargeBytes to
-// the memory budget until it ends (a new one the budget has no room for is
-// refused), and closed when its handshake is not done within the handshake
-// timeout (checked by the front end's sweep). A handshake that completes is
+// the memory budget until it ends, and closed when its handshake is not done
+// within the handshake timeout (checked by the front end's sweep). The
+// handshakes together hold at most half of the budget: a new one past that
+// (or one the budget has no room for) is refused, so that connections still
+// handshaking (unauthenticated, possibly stalled on purpose) can never fill
+// the budget and pause the clients already served. Refusals are logged at
+// most once a second, with a count of those held back. A handshake that completes is
 // handed to the owner with the client's principal; one that fails is closed,
 // logged once with the peer and the reason, and counted by reason
 // (FrontendObserver::on_client_tls_failure). Nothing here touches another
@@ -18,6 +22,7 @@
 
 #include <uv.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,6 +30,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "proxy/base/log_limiter.h"
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/principal.h"
 #include "proxy/net/accepted_connection.h"
@@ -42,6 +48,8 @@ class ClientHandshakes {
   // What a handshaking connection is charged: OpenSSL's session with its
   // record buffers while the handshake runs, rounded up.
   static constexpr std::size_t kHandshakeChargeBytes = 64 * 1024;
+  // The handshakes' share of the budget: at most its limit over this.
+  static constexpr std::size_t kBudgetShareDivisor = 2;
 
   // Told the outcome of each handshake start() took, never inside start().
   class Owner {
@@ -101,6 +109,7 @@ class ClientHandshakes {
   bool require_principal_ = false;
   std::uint64_t timeout_ms_ = 10000;
   std::unordered_map<std::uint64_t, Pending> pending_;
+  LogLimiter refusal_log_{std::chrono::seconds(1)};
 };
 
 }  // namespace pp
