@@ -16,8 +16,8 @@
 # and 11 as case `before*`, so before and after are measured in the same run;
 # it reads the example config of its own tree (or --baseline-config).
 #
-#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11" | spool] [--reps N]
-#                    [--baseline PATH [--baseline-config TOML]]
+#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11" | spool | client_tls]
+#                    [--reps N] [--baseline PATH [--baseline-config TOML]]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
 # plot per workload, gnuplot) and the generated part of docs/BENCHMARKS.md.
@@ -759,6 +759,20 @@ workload9() {
 if [ "$only" = spool ]; then
   spool_args=(--build "$build" --reps "$reps" --secs "$secs" --json "$work/spool.json")
   "$python" "$root/tests/bench/spool_bench.py" "${spool_args[@]}"
+  exit 0
+fi
+
+# ---- client TLS: a TLS listener against a plaintext one ----------------------
+
+# `--only client_tls`: tests/bench/client_tls_bench.py, on its own (its own
+# test cluster, a plaintext proxy and one whose listener is TLS with client
+# certificates, the legacy load client against each in turns, then openssl
+# s_time's handshakes per second); it prints one JSON line per measurement
+# and the summary (ratio TLS / plaintext) for docs/BENCHMARKS.md, "Client TLS
+# on the listener". Reports only: a ratio under its goal is not a failure.
+if [ "$only" = client_tls ]; then
+  "$python" "$root/tests/bench/client_tls_bench.py" --proxy "$bin_proxy" --cluster "$build/tests/broker/test-cluster" \
+    --load "$build/tests/bench/bench_rdkafka_producer" --reps "$reps" --seconds "$secs" || true
   exit 0
 fi
 
