@@ -4,7 +4,7 @@ cluster (docs/BENCHMARKS.md, "Spool"): throughput and acknowledgement
 latency of 1 KiB records, fsync = "group" against fsync = "always".
 
   /usr/bin/python3 tests/bench/spool_bench.py [--build DIR] [--secs 8] [--reps 3]
-      [--rate 5000] [--spool-root DIR] [--json FILE]
+      [--rate 2000] [--spool-root DIR] [--json FILE]
 
 Cases, each its own produce-proxy in front of one test cluster (3 brokers, a
 topic of 16 partitions), measured one at a time, order rotated per repetition:
@@ -70,7 +70,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
     ap.add_argument("--secs", type=float, default=8)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--rate", type=int, default=5000, help="open-loop records/s")
+    ap.add_argument("--rate", type=int, default=2000, help="open-loop records/s")
     ap.add_argument("--count", type=int, default=400000)
     ap.add_argument("--spool-root", default=None)
     ap.add_argument("--json")
