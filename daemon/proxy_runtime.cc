@@ -33,6 +33,20 @@ void warn_if_open_beyond_loopback(const config::ListenerSettings& listener) {
       listener.address);
 }
 
+// Recovery's repairs, each named with its file (SPOOL.md, "Recovery"): a
+// torn tail cut off, a corrupt segment moved aside; the entries after the
+// damage are not delivered.
+void log_spool_damage(const spool::RecoveryReport& report) {
+  for (const spool::CorruptRange& damage : report.damage) {
+    spdlog::warn("spool: {} is damaged at byte {} ({}); its {} bytes from there are not delivered", damage.path,
+                 damage.offset, damage.reason, damage.bytes);
+  }
+  for (const std::string& path : report.moved_aside) {
+    spdlog::warn("spool: moved the corrupt segment aside as {}; its entries before the damage are still delivered",
+                 path);
+  }
+}
+
 }  // namespace
 
 ProxyRuntime::ProxyRuntime(uv_loop_t* loop, config::Settings settings)
@@ -329,6 +343,7 @@ std::expected<void, std::string> ProxyRuntime::open_spool() {
   if (!recovered) return std::unexpected("spool: " + recovered.error());
   const std::size_t damaged = recovered->report.torn_bytes + recovered->report.corrupt_bytes;
   if (damaged > 0) metrics_->spool_observer().on_corrupt_bytes(damaged);
+  log_spool_damage(recovered->report);
   spdlog::info("spool: {} opened: {} segments, {} records and {} batches owed", settings_.spool.dir,
                recovered->report.segments.size(), recovered->index.unresolved_record_count(),
                recovered->index.unresolved_batches().size());
