@@ -218,7 +218,7 @@ bool ProxyRuntime::accepts_before_upstream() const {
 // the proxy is ready while the spool takes records, Kafka reachable or not.
 void ProxyRuntime::update_spool_readiness() {
   if (!ready_ || draining_ || !accepts_before_upstream()) return;
-  const bool room = spool_->bytes_used() < static_cast<std::size_t>(settings_.spool.max_bytes);
+  const bool room = spool_->bytes_used() < static_cast<std::size_t>(settings_.spool.max_bytes) && !spool_->disk_low();
   health_.set_ready(room && !spool_->failing(), room ? NotReady::kSpoolFailing : NotReady::kSpoolFull);
 }
 

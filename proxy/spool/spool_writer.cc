@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,6 +39,8 @@ struct SpoolWriter::Job {
   int error = 0;               // errno of the failure, 0 when durable
   bool maybe_on_disk = false;  // failed, yet some of buf may be in the file
   double seconds = 0;
+  std::optional<std::uint64_t> free_bytes;  // of the file system, after the job
+  std::size_t checkpoint_end = 0;           // a new segment's size after its checkpoint
 
   void run();
   bool write_all();
@@ -46,6 +49,12 @@ struct SpoolWriter::Job {
 };
 
 namespace {
+
+std::optional<std::uint64_t> free_bytes_of(const std::string& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
 
 std::int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -129,6 +138,7 @@ void SpoolWriter::Job::run() {
   }
   for (const std::string& path : unlink) ::unlink(path.c_str());
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  free_bytes = free_bytes_of(dir);
 }
 
 SpoolWriter::SpoolWriter(uv_loop_t* loop, SpoolWriterConfig config, RecoveredSpool recovered, SpoolObserver* observer)
@@ -141,6 +151,7 @@ SpoolWriter::SpoolWriter(uv_loop_t* loop, SpoolWriterConfig config, RecoveredSpo
       next_id_(recovered.last_id + 1),
       next_segment_(recovered.last_segment + 1),
       timer_(loop) {
+  disk_free_ = free_bytes_of(dir_);  // at start-up, before the loop serves
   report_usage();
 }
 
@@ -159,7 +170,8 @@ std::size_t SpoolWriter::bytes_used() const {
 std::expected<void, SpoolWriter::Refusal> SpoolWriter::append(const EntryBody& body, Done done) {
   if (closing_) return std::unexpected(Refusal::kClosed);
   const std::size_t size = encoded_size(body);
-  if (std::holds_alternative<RecordsEntry>(body) && bytes_used() + size > config_.max_bytes) {
+  if (std::holds_alternative<RecordsEntry>(body) &&
+      (bytes_used() + size > config_.max_bytes || refused_for_disk(size))) {
     return std::unexpected(Refusal::kFull);
   }
   Pending p;
@@ -173,6 +185,25 @@ std::expected<void, SpoolWriter::Refusal> SpoolWriter::append(const EntryBody& b
   return {};
 }
 
+// Records that would eat into the disk reserve are refused; the refusal
+// asks for a probe commit, which measures the disk again (and starts a new
+// segment when that lets the active one be deleted).
+bool SpoolWriter::refused_for_disk(std::size_t size) {
+  const std::uint64_t wanted = config_.disk_reserve_bytes + pending_bytes_.size() + in_flight_bytes_ + size;
+  disk_low_ = config_.disk_reserve_bytes > 0 && disk_free_.has_value() && *disk_free_ < wanted;
+  if (disk_low_ && !probe_disk_) {
+    probe_disk_ = true;
+    schedule();
+  }
+  return disk_low_;
+}
+
+// The active segment holds entries past its checkpoint and owes nothing: a
+// new segment lets it be deleted.
+bool SpoolWriter::roll_for_room() const {
+  return disk_low_ && fd_ >= 0 && segment_size_ > checkpoint_end_ && index_.unresolved_in_segment(segment_) == 0;
+}
+
 void SpoolWriter::close(std::function<void()> closed) {
   closing_ = true;
   on_closed_ = std::move(closed);
@@ -182,11 +213,12 @@ void SpoolWriter::close(std::function<void()> closed) {
 
 void SpoolWriter::schedule() {
   if (job_ != nullptr) return;
-  if (pending_.empty() && to_void_.empty() && to_unlink_.empty()) return;
+  if (pending_.empty() && to_void_.empty() && to_unlink_.empty() && !probe_disk_) return;
   std::uint64_t delay = 0;
-  // Only voids to write to a disk that just failed: retry at a calm pace.
+  // Only voids to write to a disk that just failed, or only a probe of a
+  // full disk: retry at a calm pace.
   constexpr std::uint64_t kFailedRetryMs = 100;
-  if (failing_ && pending_.empty()) {
+  if ((failing_ || probe_disk_) && pending_.empty()) {
     delay = kFailedRetryMs;
   } else if (config_.fsync == FsyncPolicy::kGroup && pending_bytes_.size() < kEagerGroupBytes) {
     // At most one commit per interval: what arrives meanwhile joins the next.
@@ -240,8 +272,9 @@ void SpoolWriter::add_checkpoint(Job& job) {
 // Takes the next group of queued appends (and the voids owed) into `job`,
 // starting a new segment first when the active one is full or gone.
 void SpoolWriter::fill_group(Job& job) {
-  const bool roll = fd_ < 0 || (!pending_.empty() && segment_size_ > kSegmentHeaderBytes &&
-                                segment_size_ + pending_.front().size > config_.segment_bytes);
+  const bool roll = fd_ < 0 || roll_for_room() ||
+                    (!pending_.empty() && segment_size_ > kSegmentHeaderBytes &&
+                     segment_size_ + pending_.front().size > config_.segment_bytes);
   const std::size_t n = take_group(roll);
   if (roll) {
     job.close_fd = std::exchange(fd_, -1);
@@ -249,6 +282,7 @@ void SpoolWriter::fill_group(Job& job) {
     job.create_path = dir_ + "/" + segment_file_name(job.segment);
     encode_segment_header(SegmentHeader{kFormatVersion, job.segment, wall_ms()}, job.buf);
     add_checkpoint(job);
+    job.checkpoint_end = job.buf.size();
   } else {
     job.fd = fd_;
     job.segment = segment_;
@@ -277,7 +311,8 @@ void SpoolWriter::start_commit() {
   if (job_ != nullptr) return;
   // A disk that keeps failing does not hold a close up on voids it cannot write.
   const bool final_close = closing_ && pending_.empty() && (to_void_.empty() || failing_);
-  if (pending_.empty() && to_void_.empty() && to_unlink_.empty() && !(final_close && fd_ >= 0)) {
+  const bool probe = std::exchange(probe_disk_, false);
+  if (pending_.empty() && to_void_.empty() && to_unlink_.empty() && !(final_close && fd_ >= 0) && !probe) {
     if (final_close && on_closed_) std::exchange(on_closed_, nullptr)();
     return;
   }
@@ -287,7 +322,7 @@ void SpoolWriter::start_commit() {
   job->unlink = std::exchange(to_unlink_, {});
   if (final_close) {
     job->close_fd = std::exchange(fd_, -1);
-  } else if (pending_.empty() && to_void_.empty()) {
+  } else if (pending_.empty() && to_void_.empty() && !roll_for_room()) {
     job->fd = fd_;  // only deletions
     job->segment = segment_;
     job->offset = segment_size_;
@@ -311,6 +346,8 @@ void SpoolWriter::finish(Job& job) {
   job_ = nullptr;
   in_flight_bytes_ = 0;
   fd_ = job.fd;
+  if (job.free_bytes) disk_free_ = job.free_bytes;
+  if (disk_low_ && disk_free_ && *disk_free_ >= 2 * config_.disk_reserve_bytes) disk_low_ = false;
   if (job.error == 0) {
     finish_ok(job);
   } else {
@@ -329,6 +366,7 @@ void SpoolWriter::finish_ok(Job& job) {
   if (!job.create_path.empty()) {
     paths_[job.segment] = job.create_path;
     index_.add_segment_bytes(job.segment, kSegmentHeaderBytes);
+    checkpoint_end_ = job.checkpoint_end;
     spdlog::debug("spool: segment {} started", job.create_path);
   }
   if (!job.buf.empty()) {

@@ -23,8 +23,12 @@
 //
 // `max_bytes` bounds the spool: a records append that would take the bytes
 // on disk and queued past it is refused at once (Refusal::kFull, nothing
-// written). Identity, sequencing, resolution and cluster-view entries are
-// never refused for room: resolutions are what free it.
+// written), and so is one that would leave less than `disk_reserve_bytes`
+// free on the file system (as last measured, after each commit or by a
+// probe the refusal starts). Identity, sequencing, resolution and
+// cluster-view entries are never refused for room: resolutions are what
+// free it. While records are refused for the disk and the active segment
+// owes nothing, the next commit starts a new segment so the old one can go.
 //
 // Loop thread only. Destroy only after close() completed, or with nothing
 // pending: a commit in flight then finishes on the threadpool and is dropped.
@@ -38,6 +42,7 @@
 #include <expected>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +64,11 @@ struct SpoolWriterConfig {
   FsyncPolicy fsync = FsyncPolicy::kGroup;
   // Commits start at least this far apart (0: as soon as the previous is done).
   std::uint64_t fsync_interval_ms = 2;
+  // Free space on the spool's file system that records appends leave to the
+  // entries that free room (sequencing, resolutions, a new segment's
+  // checkpoint): without it a disk filled by records could never drain.
+  // 0: no check, records fail with ENOSPC when the disk is full.
+  std::size_t disk_reserve_bytes = std::size_t{4} << 20;
 };
 
 class SpoolWriter {
@@ -96,6 +106,9 @@ class SpoolWriter {
   // Bytes on disk plus bytes queued or being written.
   std::size_t bytes_used() const;
   std::uint64_t active_segment() const { return segment_; }
+  // Records are refused because the file system is down to its reserve
+  // (SpoolWriterConfig::disk_reserve_bytes).
+  bool disk_low() const { return disk_low_; }
   // The last commit failed (a disk error); false again after one succeeds.
   bool failing() const { return failing_; }
   // The file of segment `id` (for read_entry), or nullptr once deleted.
@@ -126,6 +139,8 @@ class SpoolWriter {
   void finish_ok(Job& job);
   void finish_failed(Job& job);
   void delete_resolved_segments();
+  bool refused_for_disk(std::size_t size);
+  bool roll_for_room() const;
   void report_usage();
 
   uv_loop_t* loop_;
@@ -151,6 +166,11 @@ class SpoolWriter {
   Job* job_ = nullptr;  // the commit in flight, owned by the threadpool request
   std::size_t in_flight_bytes_ = 0;
   bool failing_ = false;  // the last commit failed: the next success is logged
+  // Free bytes of the spool's file system after the last commit (or at start).
+  std::optional<std::uint64_t> disk_free_;
+  bool disk_low_ = false;           // records were refused for the reserve
+  bool probe_disk_ = false;         // a commit is wanted only to measure the disk
+  std::size_t checkpoint_end_ = 0;  // the active segment's size after its checkpoint
   LogLimiter write_errors_{std::chrono::seconds(10)};
   bool closing_ = false;
   std::function<void()> on_closed_;

@@ -2,6 +2,8 @@
 // root) and filled up. Appends fail with a retriable ENOSPC, only those whose
 // commit hit the full disk; the writer keeps running, accepts again once space
 // returns, and recovery yields exactly the appends that were acknowledged.
+// With the reserve on, records stop short of a full disk and a drained spool
+// frees it.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <vector>
 
 #include "tests/unit/spool/spool_test_support.h"
 
@@ -59,6 +62,7 @@ TEST(SpoolDiskFull, AppendsFailRetriablyWhileFullAndSucceedOnceSpaceReturns) {
   {
     SpoolWriterConfig config;
     config.segment_bytes = 64 * 1024;
+    config.disk_reserve_bytes = 0;  // what the disk itself refuses, not the reserve
     WriterHarness h(dir, config);
     ASSERT_TRUE(h.ok());
     const auto before = h.append(records_entry(batch, 4));
@@ -94,6 +98,61 @@ TEST(SpoolDiskFull, AppendsFailRetriablyWhileFullAndSucceedOnceSpaceReturns) {
   for (const PendingRecords& r : recovered->index.unresolved_records()) owed.insert(r.id);
   EXPECT_EQ(owed, acknowledged);
   EXPECT_EQ(recovered->report.torn_bytes, 0U);
+}
+
+// Runs the loop for `ms` (a probe of the disk is due after a pause).
+void run_for(uv_loop_t* loop, std::uint64_t ms) {
+  uv_timer_t timer;
+  uv_timer_init(loop, &timer);
+  bool fired = false;
+  timer.data = &fired;
+  uv_timer_start(
+      &timer, [](uv_timer_t* t) { *static_cast<bool*>(t->data) = true; }, ms, 0);
+  while (!fired) uv_run(loop, UV_RUN_ONCE);
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer), nullptr);
+  uv_run(loop, UV_RUN_NOWAIT);
+}
+
+// Records stop at the reserve, so the entries that free room still fit; once
+// everything is resolved the writer starts a new segment, deletes the old
+// one, and takes records again: a spool that filled its disk drains.
+TEST(SpoolDiskFull, TheReserveKeepsRoomToResolveAndADrainedSpoolTakesRecordsAgain) {
+  TempDir mount_point;
+  SmallTmpfs fs(mount_point.path());
+  if (!fs.mounted()) GTEST_SKIP() << "mounting a tmpfs is not permitted here (" << fs.error() << "); run as root";
+  SpoolWriterConfig config;
+  config.segment_bytes = 1024 * 1024;  // larger than the disk: one segment holds everything
+  config.disk_reserve_bytes = 64 * 1024;
+  WriterHarness h(mount_point.path() + "/spool", config);
+  ASSERT_TRUE(h.ok());
+  const Bytes batch = make_batch(4, 2000);
+  std::vector<EntryId> accepted;
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    const auto r = h.append(records_entry(batch, 4));
+    h.run();
+    refused = h.result(r).refused;
+    if (!refused) {
+      ASSERT_EQ(h.result(r).status, 0) << "records stop at the reserve, before the disk is full";
+      accepted.push_back(h.result(r).id);
+    }
+  }
+  ASSERT_TRUE(refused) << "records were never refused for the reserve";
+  ASSERT_FALSE(accepted.empty());
+  EXPECT_TRUE(h.writer().disk_low());
+  for (const EntryId id : accepted) {
+    const auto r = h.append(ResolvedEntry{id, Outcome::kFailed, 2, -1});
+    h.run();
+    ASSERT_EQ(h.result(r).status, 0) << "a resolution fits in the reserve";
+  }
+  bool taken = false;
+  for (int i = 0; i < 20 && !taken; ++i) {
+    run_for(h.loop(), 150);
+    const auto r = h.append(records_entry(batch, 4));
+    h.run();
+    taken = !h.result(r).refused && h.result(r).status == 0;
+  }
+  EXPECT_TRUE(taken) << "the drained spool never took records again";
 }
 
 }  // namespace
