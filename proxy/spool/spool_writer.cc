@@ -191,11 +191,18 @@ std::expected<void, SpoolWriter::Refusal> SpoolWriter::append(const EntryBody& b
 bool SpoolWriter::refused_for_disk(std::size_t size) {
   const std::uint64_t wanted = config_.disk_reserve_bytes + pending_bytes_.size() + in_flight_bytes_ + size;
   disk_low_ = config_.disk_reserve_bytes > 0 && disk_free_.has_value() && *disk_free_ < wanted;
-  if (disk_low_ && !probe_disk_) {
+  if (!disk_low_) return false;
+  if (auto held = disk_low_log_.admit(net::now_ms(loop_))) {
+    spdlog::warn(
+        "spool: the disk of {} is nearly full ({} bytes free, {} kept in reserve): records are refused with a "
+        "retriable error until room returns ({} more refusals since last said)",
+        dir_, *disk_free_, config_.disk_reserve_bytes, *held);
+  }
+  if (!probe_disk_) {
     probe_disk_ = true;
     schedule();
   }
-  return disk_low_;
+  return true;
 }
 
 // The active segment holds entries past its checkpoint and owes nothing: a

@@ -172,6 +172,7 @@ class SpoolWriter {
   bool probe_disk_ = false;         // a commit is wanted only to measure the disk
   std::size_t checkpoint_end_ = 0;  // the active segment's size after its checkpoint
   LogLimiter write_errors_{std::chrono::seconds(10)};
+  LogLimiter disk_low_log_{std::chrono::seconds(10)};
   bool closing_ = false;
   std::function<void()> on_closed_;
   ClientProducersSource client_producers_source_;
