@@ -492,7 +492,10 @@ class HostileLoadTest(unittest.TestCase):
                             and int(re.search(r"\((\d+) more", l).group(1)) > 0 for l in log_lines), log_lines[-3:])
         self.assertNotIn("wrong-1", text)
         self.assertNotIn(PASSWORD, text)
-        self.assertLessEqual(peak_kib / 1024, (BUDGET_BYTES >> 20) + RSS_MARGIN_MIB, report)
+        # ASan's quarantine keeps freed memory, so RSS says little there; the
+        # release binary's run (e2e_client_hostile_release_test) checks it.
+        if not ds.is_asan_build(ARGS.proxy):
+            self.assertLessEqual(peak_kib / 1024, (BUDGET_BYTES >> 20) + RSS_MARGIN_MIB, report)
 
     @staticmethod
     def wait_closed(socks, deadline):
