@@ -188,12 +188,13 @@ void ProxyRuntime::check_ready() {
   readiness_.stop();
   ready_ = true;
   health_.set_ready(true);
-  update_spool_readiness();
   const auto id = driver_->producer().identity();
   spdlog::info("ready: clients connect to {}:{}, Prometheus scrapes 127.0.0.1:{} (producer id {}, epoch {})",
                settings_.listener.address.substr(0, settings_.listener.address.rfind(':')), client_port(),
                metrics_port(), id.id.value, id.epoch.value);
   systemd_.ready("serving");
+  systemd_status_ = "serving";
+  update_spool_readiness();
   if (on_ready_) on_ready_();
 }
 
@@ -216,10 +217,18 @@ bool ProxyRuntime::accepts_before_upstream() const {
 
 // "Accepting" (docs/design/INTERFACES.md, "HTTP endpoints"): in spool mode
 // the proxy is ready while the spool takes records, Kafka reachable or not.
+// systemd's STATUS= (`systemctl status`) follows it, sent only on a change.
 void ProxyRuntime::update_spool_readiness() {
   if (!ready_ || draining_ || !accepts_before_upstream()) return;
   const bool room = spool_->bytes_used() < static_cast<std::size_t>(settings_.spool.max_bytes) && !spool_->disk_low();
-  health_.set_ready(room && !spool_->failing(), room ? NotReady::kSpoolFailing : NotReady::kSpoolFull);
+  const bool failing = spool_->failing();
+  health_.set_ready(room && !failing, room ? NotReady::kSpoolFailing : NotReady::kSpoolFull);
+  const char* status = !room     ? "not accepting: the spool is full; clients get retriable errors until it drains"
+                       : failing ? "not accepting: the spool's last write failed; clients get retriable errors"
+                                 : "serving";
+  if (systemd_status_ == status) return;
+  systemd_status_ = status;
+  systemd_.status(systemd_status_);
 }
 
 // A fatal producer (CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION on

@@ -101,6 +101,7 @@ class ProxyRuntime {
   config::Settings settings_;
   std::string bootstrap_;
   SystemdNotifier systemd_;
+  std::string systemd_status_;  // the last STATUS= sent
   Health health_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<MetricsServer> metrics_server_;

@@ -21,6 +21,7 @@ Stdlib and kcat; every wait bounded; everything on 127.0.0.1.
 """
 import json
 import os
+import socket
 import struct
 import subprocess
 import sys
@@ -176,8 +177,8 @@ class ColdStartTest(unittest.TestCase):
                 p.stop()
         self.tmp.cleanup()
 
-    def start_proxy(self, config, expect_ready=True):
-        proxy = Proxy(ARGS.proxy, config_text=config)
+    def start_proxy(self, config, expect_ready=True, env=None):
+        proxy = Proxy(ARGS.proxy, config_text=config, env=env)
         self.procs.append(proxy)
         if expect_ready:
             started = time.time()
@@ -219,12 +220,28 @@ class ColdStartTest(unittest.TestCase):
         self.assertEqual((read_cluster_views(spool_dir) or [{}])[-1], TOPICS, "the view survives a start without Kafka")
 
         # 3. A spool over max_bytes: listening, but not ready.
+        # systemd's STATUS= says so too.
         full_dir = os.path.join(self.tmp.name, "full")
         write_full_segment(full_dir, 1100 * 1024)
-        proxy, _ = self.start_proxy(spool_config(full_dir, dead, client_port, metrics_port, max_bytes=1 << 20))
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(notify.close)
+        notify.bind(os.path.join(self.tmp.name, "notify"))
+        notify.settimeout(0.2)
+        proxy, _ = self.start_proxy(spool_config(full_dir, dead, client_port, metrics_port, max_bytes=1 << 20),
+                                    env={"NOTIFY_SOCKET": os.path.join(self.tmp.name, "notify")})
         kcat_metadata(client_port, "orders")
         status, body = http_request(metrics_port, "/readyz")
         self.assertEqual((status, body), (503, "not ready: the spool is full (spool.max_bytes)\n"))
+        messages = []
+        deadline = time.time() + 10
+        while time.time() < deadline and not any("spool is full" in m for m in messages):
+            try:
+                messages.append(notify.recv(4096).decode())
+            except socket.timeout:
+                pass
+        self.assertTrue(messages and messages[0].startswith("READY=1"), messages)
+        self.assertIn("STATUS=not accepting: the spool is full; clients get retriable errors until it drains",
+                      messages, proxy.text()[-3000:])
 
 
 if __name__ == "__main__":
