@@ -9,13 +9,12 @@ client's duplicates and lost acknowledged records.
   tests/kafka/outage_deadline_test.py        real Kafka 4.4.0 (label kafka)
   tests/bench/outage_duplicates.py           duplicates per 100,000 records
 
-A client runs as `/usr/bin/python3 outage_support.py client SPEC_JSON` (so
-four clients really run at once, each with its own GIL and librdkafka), prints
-"ready" once it knows its topic's partitions, offers `rate` records/s for
-`duration` s, then waits (bounded) for every delivery report and writes its
-results to SPEC["out"]. Record i has key "<name>-<i>", a value unique to it
-("<name>-<i>-" padded) and goes to partition i % partitions, so the log read
-back tells duplicates and losses per record.
+A client is a process of tests/e2e/client_runner.py (ClientProc: so four
+clients really run at once, each with its own GIL and librdkafka): it offers
+`rate` records/s for `duration` s, then waits (bounded) for every delivery
+report and writes its results. Record i has key "<name>-<i>", a value unique
+to it ("<name>-<i>-" padded) and goes to partition i % partitions, so the log
+read back tells duplicates and losses per record.
 
 PP_OUTAGE_KEEP=DIR keeps, for a post-mortem, each proxy's log and each client's
 per-record outcome with the log's count of every key.
@@ -32,11 +31,13 @@ import tempfile
 import threading
 import time
 
-sys.dont_write_bytecode = True  # the client processes import daemon_support too
+sys.dont_write_bytecode = True  # keep the source tree clean
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 from daemon_support import Proxy, TestCluster, free_port, http_request  # noqa: E402,F401
+from client_runner import ClientProcess  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 RUN_CLIENT = os.path.join(REPO, "tests", "clients", "run_client.py")
@@ -57,168 +58,18 @@ def say(fmt, *args):
 
 
 # ---------------------------------------------------------------------------
-# The client process
+# The client processes (tests/e2e/client_runner.py)
 
 
-def _value(name, i):
-    v = "%s-%d-" % (name, i)
-    return v + "x" * max(0, 48 - len(v))
+class ClientProc(ClientProcess):
+    """One paced client process (client_runner.py). spec: name, kind
+    ("confluent" | "kafka-python"), bootstrap, topic, partitions, rate,
+    duration (s of sending), conf (librdkafka properties or KafkaProducer
+    keywords), flush_s (bound on the wait for the last delivery reports).
+    Values are 48 bytes; wait_ready(timeout) says whether it got ready."""
 
-
-def _client_main(spec):
-    """Runs one paced producer per `spec` (see ClientProc) and writes its results."""
-    name, rate, n_parts = spec["name"], float(spec["rate"]), int(spec["partitions"])
-    max_records = int(spec.get("max_records", 10 ** 7))
-    status = []          # per record: 1 acked, an error name, or 0 (no report yet)
-    lock = threading.Lock()
-    counts = {"acked": 0, "failed": 0}
-
-    def report(i, err_name):
-        with lock:
-            if status[i] != 0:
-                return
-            status[i] = 1 if err_name is None else err_name
-            counts["acked" if err_name is None else "failed"] += 1
-
-    kind = spec["kind"]
-    if kind == "confluent":
-        from confluent_kafka import Producer
-        conf = {"bootstrap.servers": spec["bootstrap"], "client.id": "pp-outage-" + name, "acks": "all",
-                "linger.ms": 5, "queue.buffering.max.messages": 2000000,
-                "queue.buffering.max.kbytes": 1048576}
-        conf.update(spec.get("conf", {}))
-        producer = Producer(conf)
-        deadline = time.monotonic() + 30
-        while True:
-            md = producer.list_topics(spec["topic"], timeout=5).topics.get(spec["topic"])
-            if md is not None and md.error is None and len(md.partitions) == n_parts:
-                break
-            if time.monotonic() > deadline:
-                raise SystemExit("%s: no metadata for %s" % (name, spec["topic"]))
-            time.sleep(0.2)
-
-        def send(i):
-            def cb(err, msg, i=i):
-                report(i, None if err is None else err.name())
-            while True:
-                try:
-                    producer.produce(spec["topic"], key=("%s-%d" % (name, i)).encode(), value=_value(name, i).encode(),
-                                     partition=i % n_parts, on_delivery=cb)
-                    return
-                except BufferError:
-                    producer.poll(0.05)
-
-        def poll(t):
-            producer.poll(t)
-    elif kind == "kafka-python":
-        from kafka import KafkaProducer
-        kw = dict(bootstrap_servers=spec["bootstrap"].split(","), client_id="pp-outage-" + name, acks="all",
-                  linger_ms=5, max_block_ms=10000, buffer_memory=256 << 20)
-        kw.update(spec.get("conf", {}))
-        if "api_version" in kw and kw["api_version"] is not None:
-            kw["api_version"] = tuple(kw["api_version"])
-        producer = KafkaProducer(**kw)
-        deadline = time.monotonic() + 30
-        while len(producer.partitions_for(spec["topic"]) or ()) != n_parts:
-            if time.monotonic() > deadline:
-                raise SystemExit("%s: no metadata for %s" % (name, spec["topic"]))
-            time.sleep(0.2)
-
-        def send(i):
-            try:
-                fut = producer.send(spec["topic"], key=("%s-%d" % (name, i)).encode(),
-                                    value=_value(name, i).encode(), partition=i % n_parts)
-                fut.add_callback(lambda md, i=i: report(i, None))
-                fut.add_errback(lambda e, i=i: report(i, type(e).__name__))
-            except Exception as e:  # noqa: BLE001 - a send that blocked and failed is this record's outcome
-                report(i, type(e).__name__)
-
-        def poll(t):
-            time.sleep(t)
-    else:
-        raise SystemExit("unknown client kind %r" % kind)
-
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
-    start = time.monotonic()
-    end = start + float(spec["duration"])
-    sent = 0
-    while time.monotonic() < end and sent < max_records:
-        target = min(max_records, int((time.monotonic() - start) * rate))
-        while sent < target:
-            with lock:
-                status.append(0)
-            send(sent)
-            sent += 1
-        poll(0.005)
-    sent_end = time.monotonic()
-    flush_end = sent_end + float(spec.get("flush_s", 120))
-    while time.monotonic() < flush_end:
-        with lock:
-            if counts["acked"] + counts["failed"] >= sent:
-                break
-        poll(0.1)
-    with lock:
-        result = {"name": name, "sent": sent, "status": list(status), "send_seconds": sent_end - start,
-                  "flush_seconds": time.monotonic() - sent_end}
-    tmp = spec["out"] + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f)
-    os.rename(tmp, spec["out"])
-    sys.stdout.flush()
-    os._exit(0)  # no close/flush of what is left: the results are written
-
-
-class ClientProc:
-    """One paced client process. spec: name, kind ("confluent" | "kafka-python"),
-    bootstrap, topic, partitions, rate, duration (s of sending), conf (librdkafka
-    properties or KafkaProducer keywords), flush_s (bound on the wait for the
-    last delivery reports)."""
-
-    def __init__(self, spec, workdir):
-        self.spec = dict(spec)
-        self.spec["out"] = os.path.join(workdir, "client-%s.json" % spec["name"])
-        self.stderr = open(os.path.join(workdir, "client-%s.err" % spec["name"]), "w+")
-        self.proc = subprocess.Popen([PYTHON, os.path.abspath(__file__), "client", json.dumps(self.spec)],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.stderr,
-                                     text=True, start_new_session=True)
-        self.ready = False
-
-    def wait_ready(self, timeout=60):
-        box = []
-        t = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
-        t.start()
-        t.join(timeout)
-        self.ready = bool(box) and box[0].strip() == "ready"
-        return self.ready
-
-    def err_tail(self, n=3000):
-        self.stderr.flush()
-        with open(self.stderr.name, errors="replace") as f:
-            return f.read()[-n:]
-
-    def finish(self, timeout):
-        """Waits for the results (at most `timeout` s); kills the process then."""
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, 9)
-            self.proc.wait(timeout=10)
-        if not os.path.exists(self.spec["out"]):
-            raise AssertionError("client %s wrote no results (exit %s): %s" % (
-                self.spec["name"], self.proc.returncode, self.err_tail()))
-        with open(self.spec["out"]) as f:
-            return json.load(f)
-
-    def kill(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(timeout=10)
-        self.proc.stdout.close()
-        self.stderr.close()
+    DEFAULTS = {"client_id": "pp-outage-", "value_bytes": 48, "metadata_s": 30}
+    CONF = {"confluent": {"linger.ms": 5, "queue.buffering.max.kbytes": 1048576}}
 
 
 class JavaChunks(threading.Thread):
@@ -541,6 +392,3 @@ def describe(res, label):
                  res.get("records_delivered"), {k: round(v, 1) for k, v in res["seconds"].items()}))
     return "%s\n%s" % (label, table(res["rows"], extra))
 
-
-if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "client":
-    _client_main(json.loads(sys.argv[2]))

@@ -6,15 +6,14 @@ directory, paced client processes that note when each record was answered,
 and the test cluster's log read back to count each client's lost,
 duplicated, out-of-order and damaged records.
 
-A client runs as `/usr/bin/python3 spool_support.py client SPEC_JSON` (so the
-clients really run at once, each with its own GIL and librdkafka). It prints
-"ready" once it knows its topic's partitions, offers `rate` records/s for
-`duration` s, then waits (at most `flush_s`) for every delivery report and
-writes SPEC["out"]: per record its outcome (1 acknowledged, an error name, 0
-no report) and the wall-clock second it was answered. Record i has key
-"<name>-<i>", goes to partition i % partitions, and its value is
-"<name>-<i>-" padded with "x" to `value_bytes`, so a record read back is
-known by its key and checked whole by its value.
+A client is a process of tests/e2e/client_runner.py (Client: so the clients
+really run at once, each with its own GIL and librdkafka). It offers `rate`
+records/s for `duration` s, then waits (at most `flush_s`) for every delivery
+report; its results give per record its outcome (1 acknowledged, an error
+name, 0 no report) and the wall-clock second it was answered. Record i has
+key "<name>-<i>", goes to partition i % partitions, and its value is
+value_of(name, i, value_bytes), so a record read back is known by its key
+and checked whole by its value.
 
 Stdlib, Debian's python3-confluent-kafka and python3-kafka, kcat. Every wait
 is bounded in time; everything binds to 127.0.0.1.
@@ -27,16 +26,16 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 from daemon_support import TestCluster, free_port, http_request, metric_value  # noqa: E402,F401
+from client_runner import ClientProcess, value_of  # noqa: E402,F401
 
-PYTHON = "/usr/bin/python3"
 
 # librdkafka (confluent-kafka) settings. LEGACY is kcat's legacy mode
 # (`-X api.version.request=false -X broker.version.fallback=0.9.0.1`): Produce
@@ -58,176 +57,24 @@ def say(fmt, *args):
     sys.stderr.flush()
 
 
-def value_of(name, i, size):
-    v = "%s-%d-" % (name, i)
-    return v + "x" * max(0, size - len(v))
-
-
 # ---------------------------------------------------------------------------
-# The client process
+# The client processes (tests/e2e/client_runner.py)
 
 
-def _error_name(e):
-    """kafka-python's exception class, marked "(retriable)" when it says so."""
-    return type(e).__name__ + (" (retriable)" if getattr(e, "retriable", False) else "")
+class Client(ClientProcess):
+    """One paced client process (client_runner.py). spec: name, kind
+    ("confluent" | "kafka-python"), bootstrap, topic, partitions (default
+    PARTITIONS), rate, duration, value_bytes (default 64), conf, flush_s,
+    max_records. wait_ready(timeout) raises AssertionError if it does not get
+    ready."""
 
-
-def _client_main(spec):
-    name, rate, n_parts = spec["name"], float(spec["rate"]), int(spec["partitions"])
-    size = int(spec.get("value_bytes", 64))
-    status, answered = [], []
-    lock = threading.Lock()
-    counts = {"done": 0}
-
-    def report(i, err_name):
-        with lock:
-            if status[i] != 0:
-                return
-            status[i] = 1 if err_name is None else err_name
-            answered[i] = round(time.time(), 3)
-            counts["done"] += 1
-
-    if spec["kind"] == "confluent":
-        from confluent_kafka import Producer
-        conf = {"bootstrap.servers": spec["bootstrap"], "client.id": "pp-spool-" + name, "acks": "all",
-                "queue.buffering.max.messages": 2000000, "queue.buffering.max.kbytes": 2097151}
-        conf.update(spec.get("conf", {}))
-        producer = Producer(conf)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                md = producer.list_topics(spec["topic"], timeout=5).topics.get(spec["topic"])
-                if md is not None and md.error is None and len(md.partitions) == n_parts:
-                    break
-            except Exception:  # noqa: BLE001 - retried until the deadline
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("%s: no metadata for %s" % (name, spec["topic"]))
-            time.sleep(0.2)
-
-        def send(i):
-            def cb(err, msg, i=i):
-                report(i, None if err is None else err.name())
-            while True:
-                try:
-                    producer.produce(spec["topic"], key=("%s-%d" % (name, i)).encode(),
-                                     value=value_of(name, i, size).encode(), partition=i % n_parts, on_delivery=cb)
-                    return
-                except BufferError:
-                    producer.poll(0.05)
-
-        def poll(t):
-            producer.poll(t)
-    elif spec["kind"] == "kafka-python":
-        from kafka import KafkaProducer
-        kw = dict(bootstrap_servers=spec["bootstrap"].split(","), client_id="pp-spool-" + name, acks="all",
-                  linger_ms=5, max_block_ms=10000, buffer_memory=256 << 20, reconnect_backoff_max_ms=500)
-        kw.update(spec.get("conf", {}))
-        if kw.get("api_version") is not None:
-            kw["api_version"] = tuple(kw["api_version"])
-        producer = KafkaProducer(**kw)
-        deadline = time.monotonic() + 60
-        while len(producer.partitions_for(spec["topic"]) or ()) != n_parts:
-            if time.monotonic() > deadline:
-                raise SystemExit("%s: no metadata for %s" % (name, spec["topic"]))
-            time.sleep(0.2)
-
-        def send(i):
-            try:
-                fut = producer.send(spec["topic"], key=("%s-%d" % (name, i)).encode(),
-                                    value=value_of(name, i, size).encode(), partition=i % n_parts)
-                fut.add_callback(lambda md, i=i: report(i, None))
-                fut.add_errback(lambda e, i=i: report(i, _error_name(e)))
-            except Exception as e:  # noqa: BLE001 - a send that failed at once is this record's outcome
-                report(i, _error_name(e))
-
-        def poll(t):
-            time.sleep(t)
-    else:
-        raise SystemExit("unknown client kind %r" % spec["kind"])
-
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
-    start = time.monotonic()
-    t_start = time.time()
-    end = start + float(spec["duration"])
-    sent = 0
-    max_records = int(spec.get("max_records", 10 ** 8))
-    while time.monotonic() < end and sent < max_records:
-        target = min(max_records, int((time.monotonic() - start) * rate))
-        while sent < target:
-            with lock:
-                status.append(0)
-                answered.append(0)
-            send(sent)
-            sent += 1
-        poll(0.005)
-    sent_end = time.monotonic()
-    flush_end = sent_end + float(spec.get("flush_s", 120))
-    while time.monotonic() < flush_end:
-        with lock:
-            if counts["done"] >= sent:
-                break
-        poll(0.1)
-    with lock:
-        result = {"name": name, "sent": sent, "status": list(status), "answered": list(answered),
-                  "t_start": t_start, "send_seconds": sent_end - start, "flush_seconds": time.monotonic() - sent_end}
-    with open(spec["out"] + ".tmp", "w") as f:
-        json.dump(result, f)
-    os.rename(spec["out"] + ".tmp", spec["out"])
-    sys.stdout.flush()
-    os._exit(0)
-
-
-class Client:
-    """One paced client process. spec: name, kind ("confluent" |
-    "kafka-python"), bootstrap, topic, partitions, rate, duration, value_bytes,
-    conf, flush_s, max_records."""
-
-    def __init__(self, spec, workdir):
-        self.spec = dict(spec)
-        self.spec.setdefault("partitions", PARTITIONS)
-        self.spec["out"] = os.path.join(workdir, "client-%s.json" % spec["name"])
-        self.stderr = open(os.path.join(workdir, "client-%s.err" % spec["name"]), "w+")
-        self.proc = subprocess.Popen([PYTHON, os.path.abspath(__file__), "client", json.dumps(self.spec)],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.stderr,
-                                     text=True, start_new_session=True)
+    DEFAULTS = {"client_id": "pp-spool-", "partitions": PARTITIONS, "value_bytes": 64, "metadata_s": 60}
+    CONF = {"confluent": {"queue.buffering.max.kbytes": 2097151},
+            "kafka-python": {"reconnect_backoff_max_ms": 500}}
 
     def wait_ready(self, timeout=90):
-        box = []
-        t = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
-        t.start()
-        t.join(timeout)
-        if not (box and box[0].strip() == "ready"):
+        if not super().wait_ready(timeout):
             raise AssertionError("client %s not ready: %s" % (self.spec["name"], self.err_tail()))
-
-    def err_tail(self, n=3000):
-        self.stderr.flush()
-        with open(self.stderr.name, errors="replace") as f:
-            return f.read()[-n:]
-
-    def finish(self, timeout):
-        """The results (waits at most `timeout` s, then kills the process)."""
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-        if not os.path.exists(self.spec["out"]):
-            raise AssertionError("client %s wrote no results (exit %s): %s" % (
-                self.spec["name"], self.proc.returncode, self.err_tail()))
-        with open(self.spec["out"]) as f:
-            return json.load(f)
-
-    def kill(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(timeout=10)
-        self.proc.stdout.close()
-        self.stderr.close()
 
 
 def start_clients(specs, workdir):
@@ -447,6 +294,3 @@ def workdir(prefix):
         return tempfile.mkdtemp(prefix=prefix, dir=keep)
     return tempfile.mkdtemp(prefix=prefix)
 
-
-if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "client":
-    _client_main(json.loads(sys.argv[2]))
