@@ -16,7 +16,7 @@
 # and 11 as case `before*`, so before and after are measured in the same run;
 # it reads the example config of its own tree (or --baseline-config).
 #
-#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11" | spool | client_tls]
+#   scripts/bench.sh [--skip-build] [--quick] [--keep] [--only "1 2 3 4 5 6 7 8 9 10 11" | spool | spool_drain | client_tls]
 #                    [--reps N] [--baseline PATH [--baseline-config TOML]]
 #
 # Results: docs/bench/results.json (every run, raw), docs/bench/*.png (one
@@ -759,6 +759,24 @@ workload9() {
 if [ "$only" = spool ]; then
   spool_args=(--build "$build" --reps "$reps" --secs "$secs" --json "$work/spool.json")
   "$python" "$root/tests/bench/spool_bench.py" "${spool_args[@]}"
+  exit 0
+fi
+
+# ---- spool: draining after an outage, RSS while the spool holds it -----------
+
+# `--only spool_drain`: tests/bench/spool_drain_bench.py, on its own (its own
+# Kafka 4.4.0 broker, or the test cluster without java, and one proxy with
+# ack = "spool"): the records/s from the upstream's return until the spool is
+# empty, against a direct idempotent producer before and after in the same
+# run, and the proxy's RSS sampled every second meanwhile. The form,
+# a 10-minute outage at 2,000 records/s of 1 KiB (about 1.2 GB spooled), takes
+# about 25 minutes here; --quick: a 60 s outage. It prints the tables of
+# docs/BENCHMARKS.md, "Spool: draining after an outage", itself.
+if [ "$only" = spool_drain ]; then
+  drain_args=(--build "$build" --json "$work/spool_drain.json")
+  [ "$quick" -eq 1 ] || drain_args+=(--full)
+  command -v java >/dev/null || { log "spool_drain: no java, the test cluster stands in for Kafka"; drain_args+=(--target test_cluster); }
+  "$python" "$root/tests/bench/spool_drain_bench.py" "${drain_args[@]}" || true
   exit 0
 fi
 
