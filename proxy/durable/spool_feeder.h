@@ -3,11 +3,16 @@
 // the spool while the producer was over its memory budget or behind a
 // backlog, and after a restart the records no batch had taken yet. It reads
 // one Records entry at a time back from its segment, on libuv's threadpool
-// (read_entry blocks), in the order they were pushed (append order, so each
-// partition's order), and submits it to the producer as a durable run only
-// while durable runs take less than half the producer's memory budget
-// (room_for_durable): however much the spool holds, memory holds at most
-// the budget and one entry.
+// (read_entry blocks), in append order (so each partition's order), and
+// submits it to the producer as a durable run only while durable runs take
+// less than half the producer's memory budget (room_for_durable): however
+// much the spool holds, memory holds at most the budget and one entry.
+//
+// It keeps no list of its own: what it owes is a range of entry ids, and
+// the spool's index (SpoolIndex::next_unsequenced) says which entries in it
+// still have records to send and from which record on. So a backlog costs
+// memory only in the index, which holds every owed entry's metadata anyway,
+// and an entry resolved meanwhile (failed, or its segment gone) is skipped.
 //
 // An entry that cannot be read back (its bytes changed on disk since it was
 // written) cannot be delivered: it is logged, and failed in the spool so it
@@ -20,7 +25,6 @@
 #include <uv.h>
 
 #include <cstdint>
-#include <deque>
 #include <string>
 
 #include "proxy/net/timer.h"
@@ -30,7 +34,9 @@
 namespace pp::durable {
 
 // Records [first_record, end) of Records entry `id` for topic/partition,
-// owed to the pipeline.
+// owed to the pipeline: what replay (plan_replay) lists. The feeder itself
+// keeps only the id; the rest it reads from the index when the entry's turn
+// comes.
 struct FeedItem {
   spool::EntryId id = spool::kNoEntry;
   std::string topic;
@@ -47,12 +53,17 @@ class SpoolFeeder {
   SpoolFeeder(const SpoolFeeder&) = delete;
   SpoolFeeder& operator=(const SpoolFeeder&) = delete;
 
-  // Queues `item` behind what is queued; fed when its turn comes and the
-  // budget has room.
-  void push(FeedItem item);
-  // Nothing queued or being read: every owed entry pushed is with the producer.
-  bool empty() const { return queue_.empty(); }
-  std::size_t backlog() const { return queue_.size(); }
+  // Owes the pipeline Records entry `id` (and, behind an earlier push, every
+  // entry between: the sink pushes every entry from the first it could not
+  // hold until the feeder is empty again, so none between went another way).
+  // Ids rise from push to push. Fed when its turn comes and the budget has
+  // room, from its first record not yet in a batch.
+  void push(spool::EntryId id);
+  void push(const FeedItem& item) { push(item.id); }
+  // Nothing owed or being read: every owed entry pushed is with the producer.
+  bool empty() const { return job_ == nullptr && next_ > last_; }
+  // Entries owed and not yet fed (walks the index: for tests and tools).
+  std::size_t backlog() const;
   // Entries fed to the producer so far.
   std::uint64_t fed() const { return fed_; }
 
@@ -68,15 +79,18 @@ class SpoolFeeder {
 
  private:
   void pump();
-  void start_read(const FeedItem& item);
+  void start_read(const spool::PendingRecords& owed, const std::string& path);
   void finish_read(Job& job);
 
   uv_loop_t* loop_;
   spool::SpoolWriter& writer_;
   RecordSink& producer_;
-  std::deque<FeedItem> queue_;  // front: being read, or next
-  Job* job_ = nullptr;          // the read in flight, owned by its threadpool request
-  net::Timer retry_;            // while the budget is full
+  // Owed: the index's entries with ids in [next_, last_] that still have
+  // records to sequence; next_ is also the entry being read, if any.
+  spool::EntryId next_ = 1;
+  spool::EntryId last_ = spool::kNoEntry;
+  Job* job_ = nullptr;  // the read in flight, owned by its threadpool request
+  net::Timer retry_;    // while the budget is full
   std::uint64_t fed_ = 0;
 };
 

@@ -79,7 +79,7 @@ void SpoolingSink::on_durable(Appending& a, int status, spool::EntryId id) {
   const auto records = static_cast<std::int64_t>(a.run.records.size());
   if (!feeder_.empty() || !SpoolFeeder::room_for_durable(producer_.memory_budget())) {
     // On disk only: the feeder reads it back in its turn.
-    feeder_.push(FeedItem{id, a.topic, a.partition, 0});
+    feeder_.push(id);
     a.run = RecordRun{};
     return;
   }

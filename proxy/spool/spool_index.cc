@@ -197,6 +197,26 @@ const PendingRecords* SpoolIndex::records(EntryId id) const {
   return it == records_.end() ? nullptr : &it->second.info;
 }
 
+std::optional<PendingRecords> SpoolIndex::next_unsequenced(EntryId from, EntryId through) const {
+  for (auto it = records_.lower_bound(from); it != records_.end() && it->first <= through; ++it) {
+    if (it->second.failed_rest) continue;
+    const std::int32_t end = sequenced_end(it->second);
+    if (end >= it->second.info.record_count) continue;
+    PendingRecords out = it->second.info;
+    out.first_unsequenced = end;
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::size_t SpoolIndex::count_unsequenced(EntryId from, EntryId through) const {
+  std::size_t n = 0;
+  for (auto it = records_.lower_bound(from); it != records_.end() && it->first <= through; ++it) {
+    if (!it->second.failed_rest && sequenced_end(it->second) < it->second.info.record_count) ++n;
+  }
+  return n;
+}
+
 std::vector<std::uint64_t> SpoolIndex::take_deletable(std::uint64_t active) {
   std::vector<std::uint64_t> out;
   for (auto it = segments_.begin(); it != segments_.end() && it->first < active && it->second.unresolved == 0;) {

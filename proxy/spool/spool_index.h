@@ -82,6 +82,13 @@ class SpoolIndex {
   // in sequence order).
   std::vector<PendingBatch> unresolved_batches() const;
   const PendingRecords* records(EntryId id) const;
+  // The first records entry with an id in [from, through] that still has
+  // records to sequence (neither all in batches nor failed), with
+  // first_unsequenced where they start; none when there is none. A walk in
+  // append order without a list of its own (SpoolFeeder).
+  std::optional<PendingRecords> next_unsequenced(EntryId from, EntryId through) const;
+  // How many entries next_unsequenced would walk over in [from, through].
+  std::size_t count_unsequenced(EntryId from, EntryId through) const;
 
   const std::optional<IdentityEntry>& identity() const { return identity_; }
   const std::optional<ClusterViewEntry>& cluster_view() const { return cluster_view_; }
