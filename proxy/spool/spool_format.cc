@@ -428,20 +428,30 @@ std::size_t encoded_size(const EntryBody& body) {
   return kEntryHeaderBytes + scratch.size();
 }
 
-std::size_t encode_entry(const Entry& entry, Bytes& out) {
+std::size_t encode_entry_unsealed(const Entry& entry, Bytes& out) {
   const std::size_t start = out.size();
   WireWriter w(out);
   w.uint32(0);  // size, patched below
-  w.uint32(0);  // CRC, patched below
+  w.uint32(0);  // CRC, left to seal_entry
   w.int8(static_cast<std::int8_t>(kind_of(entry.body)));
   w.int64(static_cast<std::int64_t>(entry.id));
   w.int64(entry.time_ms);
   std::visit([&](const auto& b) { encode_body(b, w); }, entry.body);
   const std::size_t payload = out.size() - start - kEntryFrameBytes;
   WireWriter::put_be(out.data() + start, static_cast<std::uint32_t>(payload));
-  const std::uint32_t crc = crc32c(ByteView(out).subspan(start + kEntryFrameBytes));
-  WireWriter::put_be(out.data() + start + 4, crc);
   return out.size() - start;
+}
+
+void seal_entry(std::uint8_t* entry, std::size_t size) {
+  const std::uint32_t crc = crc32c(ByteView(entry + kEntryFrameBytes, size - kEntryFrameBytes));
+  WireWriter::put_be(entry + 4, crc);
+}
+
+std::size_t encode_entry(const Entry& entry, Bytes& out) {
+  const std::size_t start = out.size();
+  const std::size_t size = encode_entry_unsealed(entry, out);
+  seal_entry(out.data() + start, size);
+  return size;
 }
 
 Decoded<Entry> decode_entry_payload(ByteView payload) {

@@ -74,6 +74,12 @@ HeaderResult decode_segment_header(ByteView bytes);
 // Appends one framed entry (size, CRC, kind, id, time, body) to `out`;
 // returns its encoded size. Records entries copy their batch.
 std::size_t encode_entry(const Entry& entry, Bytes& out);
+// The same without its CRC (left 0): for a writer that patches the id at
+// commit and checksums the entry once, with seal_entry, off the loop.
+std::size_t encode_entry_unsealed(const Entry& entry, Bytes& out);
+// Writes the CRC-32C of the framed entry at `entry` (`size` bytes, as
+// encode_entry_unsealed returned) into its frame.
+void seal_entry(std::uint8_t* entry, std::size_t size);
 // The encoded size encode_entry would append, without encoding.
 std::size_t encoded_size(const EntryBody& body);
 

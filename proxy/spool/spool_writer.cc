@@ -11,7 +11,6 @@
 #include <memory>
 
 #include "proxy/protocol/wire_writer.h"
-#include "proxy/records/crc32c.h"
 #include "proxy/spool/spool_format.h"
 
 namespace pp::spool {
@@ -32,8 +31,9 @@ struct SpoolWriter::Job {
   std::vector<std::string> unlink;
   // Loop-side bookkeeping.
   std::uint64_t segment = 0;
-  std::vector<Pending> items;
-  std::vector<std::pair<Entry, EntryLocation>> applied;
+  std::vector<Pending> items;                              // at their offsets in buf
+  std::vector<std::pair<Entry, EntryLocation>> applied;    // checkpoint and voids, before the items
+  std::vector<std::pair<std::size_t, std::size_t>> seals;  // entries in buf to checksum: offset, size
   std::vector<EntryId> voids;
   // Outputs.
   int error = 0;               // errno of the failure, 0 when durable
@@ -67,6 +67,9 @@ constexpr EntryId kPlaceholderId = 1;
 constexpr std::size_t kIdOffset = 9;
 // A group this large goes at once, without waiting out the interval.
 constexpr std::size_t kEagerGroupBytes = std::size_t{1} << 20;
+// A written commit's buffer is kept for the appends after the next one up
+// to this capacity; a larger one (a burst) is freed.
+constexpr std::size_t kSpareBufferBytes = std::size_t{8} << 20;
 
 void work(uv_work_t* req) {
   static_cast<SpoolWriter::Job*>(req->data)->run();
@@ -109,6 +112,7 @@ void SpoolWriter::Job::undo_write(bool created) {
 
 void SpoolWriter::Job::run() {
   const auto start = std::chrono::steady_clock::now();
+  for (const auto& [at, size] : seals) seal_entry(buf.data() + at, size);
   if (close_fd >= 0) ::close(close_fd);
   bool created = false;
   if (!create_path.empty()) {
@@ -169,15 +173,15 @@ std::size_t SpoolWriter::bytes_used() const {
 
 std::expected<void, SpoolWriter::Refusal> SpoolWriter::append(const EntryBody& body, Done done) {
   if (closing_) return std::unexpected(Refusal::kClosed);
-  const std::size_t size = encoded_size(body);
-  if (std::holds_alternative<RecordsEntry>(body) &&
-      (bytes_used() + size > config_.max_bytes || refused_for_disk(size))) {
-    return std::unexpected(Refusal::kFull);
-  }
   Pending p;
   p.offset = pending_bytes_.size();
   p.entry = Entry{kPlaceholderId, wall_ms(), body};
-  p.size = encode_entry(p.entry, pending_bytes_);
+  p.size = encode_entry_unsealed(p.entry, pending_bytes_);
+  // bytes_used() and the reserve count the new entry's bytes now.
+  if (std::holds_alternative<RecordsEntry>(body) && (bytes_used() > config_.max_bytes || refused_for_disk())) {
+    pending_bytes_.resize(p.offset);
+    return std::unexpected(Refusal::kFull);
+  }
   if (auto* records = std::get_if<RecordsEntry>(&p.entry.body)) records->batch = {};
   p.done = std::move(done);
   pending_.push_back(std::move(p));
@@ -188,8 +192,8 @@ std::expected<void, SpoolWriter::Refusal> SpoolWriter::append(const EntryBody& b
 // Records that would eat into the disk reserve are refused; the refusal
 // asks for a probe commit, which measures the disk again (and starts a new
 // segment when that lets the active one be deleted).
-bool SpoolWriter::refused_for_disk(std::size_t size) {
-  const std::uint64_t wanted = config_.disk_reserve_bytes + pending_bytes_.size() + in_flight_bytes_ + size;
+bool SpoolWriter::refused_for_disk() {
+  const std::uint64_t wanted = config_.disk_reserve_bytes + pending_bytes_.size() + in_flight_bytes_;
   disk_low_ = config_.disk_reserve_bytes > 0 && disk_free_.has_value() && *disk_free_ < wanted;
   if (!disk_low_) return false;
   if (auto held = disk_low_log_.admit(net::now_ms(loop_))) {
@@ -251,18 +255,36 @@ std::size_t SpoolWriter::take_group(bool roll) const {
   return n;
 }
 
-void SpoolWriter::add_entry(Job& job, const Entry& entry, Bytes* encoded) {
+void SpoolWriter::add_entry(Job& job, const Entry& entry) {
   const std::size_t at = job.buf.size();
-  if (encoded != nullptr) {
-    job.buf.insert(job.buf.end(), encoded->begin(), encoded->end());
-  } else {
-    encode_entry(entry, job.buf);
-  }
-  const std::size_t size = job.buf.size() - at;
-  WireWriter::put_be(job.buf.data() + at + kIdOffset, static_cast<std::int64_t>(entry.id));
-  const std::uint32_t crc = crc32c(ByteView(job.buf).subspan(at + kEntryFrameBytes, size - kEntryFrameBytes));
-  WireWriter::put_be(job.buf.data() + at + 4, crc);
+  const std::size_t size = encode_entry_unsealed(entry, job.buf);
+  job.seals.emplace_back(at, size);
   job.applied.emplace_back(entry, EntryLocation{job.segment, job.offset + at, size});
+}
+
+// Moves the first `n` queued appends into the job's buffer after what it
+// holds, gives them their ids, and leaves their checksums to the job.
+void SpoolWriter::take_pending(Job& job, std::size_t n) {
+  const std::size_t taken = n == pending_.size() ? pending_bytes_.size() : pending_[n].offset;
+  const std::size_t base = job.buf.size();
+  if (base == 0 && taken == pending_bytes_.size()) {
+    job.buf = std::exchange(pending_bytes_, std::move(spare_bytes_));
+    pending_bytes_.clear();
+  } else {
+    job.buf.insert(job.buf.end(), pending_bytes_.begin(), pending_bytes_.begin() + static_cast<std::ptrdiff_t>(taken));
+    pending_bytes_.erase(pending_bytes_.begin(), pending_bytes_.begin() + static_cast<std::ptrdiff_t>(taken));
+  }
+  job.items.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Pending& p = pending_[i];
+    p.entry.id = next_id_++;
+    p.offset += base;
+    WireWriter::put_be(job.buf.data() + p.offset + kIdOffset, static_cast<std::int64_t>(p.entry.id));
+    job.seals.emplace_back(p.offset, p.size);
+    job.items.push_back(std::move(p));
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
+  for (Pending& p : pending_) p.offset -= taken;
 }
 
 // A new segment starts with the identity, the cluster view and the client
@@ -271,9 +293,9 @@ void SpoolWriter::add_entry(Job& job, const Entry& entry, Bytes* encoded) {
 // it covers every entry before it, and the Records entries after it are
 // what a restore replays on it.
 void SpoolWriter::add_checkpoint(Job& job) {
-  if (index_.identity()) add_entry(job, Entry{next_id_++, wall_ms(), *index_.identity()}, nullptr);
-  if (index_.cluster_view()) add_entry(job, Entry{next_id_++, wall_ms(), *index_.cluster_view()}, nullptr);
-  if (client_producers_source_) add_entry(job, Entry{next_id_++, wall_ms(), client_producers_source_()}, nullptr);
+  if (index_.identity()) add_entry(job, Entry{next_id_++, wall_ms(), *index_.identity()});
+  if (index_.cluster_view()) add_entry(job, Entry{next_id_++, wall_ms(), *index_.cluster_view()});
+  if (client_producers_source_) add_entry(job, Entry{next_id_++, wall_ms(), client_producers_source_()});
 }
 
 // Takes the next group of queued appends (and the voids owed) into `job`,
@@ -297,20 +319,9 @@ void SpoolWriter::fill_group(Job& job) {
   }
   job.voids = std::exchange(to_void_, {});
   for (const EntryId id : job.voids) {
-    add_entry(job, Entry{next_id_++, wall_ms(), ResolvedEntry{id, Outcome::kVoid, 0, -1}}, nullptr);
+    add_entry(job, Entry{next_id_++, wall_ms(), ResolvedEntry{id, Outcome::kVoid, 0, -1}});
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    Pending& p = pending_[i];
-    p.entry.id = next_id_++;
-    Bytes encoded(pending_bytes_.begin() + static_cast<std::ptrdiff_t>(p.offset),
-                  pending_bytes_.begin() + static_cast<std::ptrdiff_t>(p.offset + p.size));
-    add_entry(job, p.entry, &encoded);
-    job.items.push_back(std::move(p));
-  }
-  const std::size_t taken = n == pending_.size() ? pending_bytes_.size() : pending_[n].offset;
-  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
-  pending_bytes_.erase(pending_bytes_.begin(), pending_bytes_.begin() + static_cast<std::ptrdiff_t>(taken));
-  for (Pending& p : pending_) p.offset -= taken;
+  take_pending(job, n);
   last_commit_ms_ = net::now_ms(loop_);
 }
 
@@ -360,6 +371,10 @@ void SpoolWriter::finish(Job& job) {
   } else {
     finish_failed(job);
   }
+  if (job.buf.capacity() <= kSpareBufferBytes && job.buf.capacity() > spare_bytes_.capacity()) {
+    job.buf.clear();
+    spare_bytes_ = std::move(job.buf);
+  }
   delete_resolved_segments();
   report_usage();
   if (closing_) {
@@ -382,6 +397,7 @@ void SpoolWriter::finish_ok(Job& job) {
     observer_->on_fsync(job.seconds, job.items.size());
   }
   for (const auto& [entry, location] : job.applied) index_.apply(entry, location);
+  for (const Pending& p : job.items) index_.apply(p.entry, EntryLocation{job.segment, job.offset + p.offset, p.size});
   if (failing_ && !job.buf.empty()) {
     failing_ = false;
     spdlog::info("spool: writing to {} works again ({} more failed writes since last said)", dir_,

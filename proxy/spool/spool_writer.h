@@ -123,7 +123,7 @@ class SpoolWriter {
 
  private:
   struct Pending {
-    std::size_t offset = 0;  // in pending_bytes_
+    std::size_t offset = 0;  // in pending_bytes_, then in its commit's buffer
     std::size_t size = 0;
     Entry entry;  // a records entry's batch is cleared: the index keeps no record bytes
     Done done;
@@ -134,12 +134,13 @@ class SpoolWriter {
   void fill_group(Job& job);
   std::size_t take_group(bool roll) const;
   void add_checkpoint(Job& job);
-  void add_entry(Job& job, const Entry& entry, Bytes* encoded);
+  void add_entry(Job& job, const Entry& entry);
+  void take_pending(Job& job, std::size_t n);
   void finish(Job& job);
   void finish_ok(Job& job);
   void finish_failed(Job& job);
   void delete_resolved_segments();
-  bool refused_for_disk(std::size_t size);
+  bool refused_for_disk();
   bool roll_for_room() const;
   void report_usage();
 
@@ -157,7 +158,12 @@ class SpoolWriter {
   std::uint64_t segment_ = 0;
   std::size_t segment_size_ = 0;  // bytes durable in it
 
+  // Appends queued for the next commit, encoded without their CRC (the
+  // commit's job seals them on the threadpool). A commit that takes all of
+  // them takes this buffer whole, and hands its own back once written
+  // (spare_bytes_), so record bytes are copied once on the loop.
   Bytes pending_bytes_;
+  Bytes spare_bytes_;
   std::vector<Pending> pending_;
   std::uint64_t last_commit_ms_ = 0;  // loop time the last commit with entries started
   std::vector<EntryId> to_void_;
