@@ -287,21 +287,11 @@ class ClientsMatrix(unittest.TestCase):
             raise unittest.SkipTest("--proxy BINARY is required")  # main() refuses to run without it
         cls.kafka = KafkaCluster(nodes=1)
         cls.kafka.start()
-        cls.listen_port, cls.metrics_port = free_port(), free_port()
-        while cls.metrics_port == cls.listen_port:
-            cls.metrics_port = free_port()
-        cls.proxy = Proxy(PROXY_BINARY, config_path=EXAMPLE_CONFIG, sets=[
-            'upstream.bootstrap_servers=["%s"]' % cls.kafka.bootstrap,
-            'listener.address="127.0.0.1:%d"' % cls.listen_port,
-            'metrics.address="127.0.0.1:%d"' % cls.metrics_port,
-            'log.level="debug"',
-        ])
-        if not cls.proxy.wait_ready(timeout=60):
-            text = cls.proxy.text()
-            cls.proxy.stop()
+        try:
+            cls.start_proxy(cls.kafka.bootstrap)
+        except BaseException:
             cls.kafka.stop()
-            raise AssertionError("produce-proxy not ready:\n" + text[-4000:])
-        cls.proxy_bootstrap = "127.0.0.1:%d" % cls.listen_port
+            raise
         cls.create_topics()
         cls.t_start = time.monotonic()
         print("\nKafka %s (up in %.1f s), produce-proxy %s at %s" % (
@@ -321,6 +311,28 @@ class ClientsMatrix(unittest.TestCase):
             raise AssertionError("produce-proxy exited %r at the end; log tail:\n%s" % (rc, text[-6000:]))
 
     # ---- helpers
+
+    @classmethod
+    def start_proxy(cls, upstream):
+        """Starts cls.proxy from EXAMPLE_CONFIG in front of `upstream` (its
+        bootstrap), debug log, on two free loopback ports, and sets
+        listen_port, metrics_port and proxy_bootstrap. If it is not ready
+        within 60 s: stops it and raises AssertionError with its log's tail
+        (the upstream is the caller's to stop)."""
+        cls.listen_port, cls.metrics_port = free_port(), free_port()
+        while cls.metrics_port == cls.listen_port:
+            cls.metrics_port = free_port()
+        cls.proxy = Proxy(PROXY_BINARY, config_path=EXAMPLE_CONFIG, sets=[
+            'upstream.bootstrap_servers=["%s"]' % upstream,
+            'listener.address="127.0.0.1:%d"' % cls.listen_port,
+            'metrics.address="127.0.0.1:%d"' % cls.metrics_port,
+            'log.level="debug"',
+        ])
+        if not cls.proxy.wait_ready(timeout=60):
+            text = cls.proxy.text()
+            cls.proxy.stop()
+            raise AssertionError("produce-proxy not ready:\n" + text[-4000:])
+        cls.proxy_bootstrap = "127.0.0.1:%d" % cls.listen_port
 
     @classmethod
     def create_topics(cls):

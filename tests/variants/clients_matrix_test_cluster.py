@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "kafka"))
 sys.path.insert(0, os.path.join(REPO, "tests", "daemon"))
 
 import clients_matrix_test as matrix  # noqa: E402
-from daemon_support import Proxy, TestCluster, free_port  # noqa: E402
+from daemon_support import TestCluster  # noqa: E402
 from kafka_cluster import Record, api_versions  # noqa: E402
 
 CLUSTER_BINARY = None  # --cluster
@@ -50,21 +50,11 @@ class ClientsMatrixOnTestCluster(matrix.ClientsMatrix):
                 topics += ["--topic", "%s:%d:%d" % (matrix.topic_name(row, target, codec),
                                                     1 if auto else matrix.PARTITIONS, RETAIN)]
         cls.cluster = TestCluster(CLUSTER_BINARY, "--brokers", "1", *topics)
-        cls.listen_port, cls.metrics_port = free_port(), free_port()
-        while cls.metrics_port == cls.listen_port:
-            cls.metrics_port = free_port()
-        cls.proxy = Proxy(matrix.PROXY_BINARY, config_path=matrix.EXAMPLE_CONFIG, sets=[
-            'upstream.bootstrap_servers=["%s"]' % cls.cluster.bootstrap,
-            'listener.address="127.0.0.1:%d"' % cls.listen_port,
-            'metrics.address="127.0.0.1:%d"' % cls.metrics_port,
-            'log.level="debug"',
-        ])
-        if not cls.proxy.wait_ready(timeout=60):
-            text = cls.proxy.text()
-            cls.proxy.stop()
+        try:
+            cls.start_proxy(cls.cluster.bootstrap)
+        except BaseException:
             cls.cluster.stop()
-            raise AssertionError("produce-proxy not ready:\n" + text[-4000:])
-        cls.proxy_bootstrap = "127.0.0.1:%d" % cls.listen_port
+            raise
         cls.t_start = time.monotonic()
         print("\ntest cluster %s (%s), produce-proxy %s at %s" % (
             cls.cluster.bootstrap, variant(), matrix.PROXY_BINARY, cls.proxy_bootstrap), file=sys.stderr)
