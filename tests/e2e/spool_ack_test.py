@@ -63,17 +63,6 @@ def kcat_legacy(bootstrap, topic, keys):
                           input="".join("%s\tv-%s\n" % (k, k) for k in keys), capture_output=True, text=True)
 
 
-def wait_spool_empty(proxy, timeout=30):
-    deadline = time.monotonic() + timeout
-    value = None
-    while time.monotonic() < deadline:
-        value = proxy.scrape(SPOOL_RECORDS)
-        if value == 0:
-            return 0
-        time.sleep(0.2)
-    return value
-
-
 class SpoolAck(unittest.TestCase):
     def setUp(self):
         self.dir = s.workdir("pp-spool-ack-")
@@ -130,7 +119,7 @@ class SpoolAck(unittest.TestCase):
         # The upstream-mode topic beside it is answered with its log offsets.
         up = produce(self.proxy.bootstrap, "up", ["u-%d" % i for i in range(10)], partitions=1)
         self.assertEqual(sorted(up.values()), list(range(10)))
-        self.assertEqual(wait_spool_empty(self.proxy), 0, self.proxy.log_text()[-3000:])
+        self.assertEqual(self.proxy.wait_drained(30, every=0.2), 0, self.proxy.log_text()[-3000:])
         self.assert_once(acked)
 
         # Batches appended upstream whose answers are lost, then kill -9: the
@@ -150,7 +139,7 @@ class SpoolAck(unittest.TestCase):
         self.proxy.kill9()
         self.cluster.command("drop-responses 0")
         self.start_proxy()
-        self.assertEqual(wait_spool_empty(self.proxy), 0, self.proxy.log_text()[-3000:])
+        self.assertEqual(self.proxy.wait_drained(30, every=0.2), 0, self.proxy.log_text()[-3000:])
         self.assertGreater(self.proxy.scrape(REPLAYED) or 0, 0, self.proxy.current_log()[-3000:])
         self.assert_once(acked)
 
@@ -169,7 +158,7 @@ class SpoolAck(unittest.TestCase):
         # Restart with the upstream back: replayed, delivered once.
         self.cluster.command("up 1")
         self.start_proxy()
-        self.assertEqual(wait_spool_empty(self.proxy), 0, self.proxy.log_text()[-3000:])
+        self.assertEqual(self.proxy.wait_drained(30, every=0.2), 0, self.proxy.log_text()[-3000:])
         self.assert_once(acked)
 
         # SIGTERM with records unresolved: exit 0, the rest stays on disk.
@@ -182,7 +171,7 @@ class SpoolAck(unittest.TestCase):
         self.assertIn("stay in the spool for the next start", self.proxy.current_log())
         self.cluster.command("up 1")
         self.start_proxy()
-        self.assertEqual(wait_spool_empty(self.proxy), 0, self.proxy.log_text()[-3000:])
+        self.assertEqual(self.proxy.wait_drained(30, every=0.2), 0, self.proxy.log_text()[-3000:])
         self.assert_once(acked)
 
 

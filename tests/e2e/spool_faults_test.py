@@ -121,18 +121,6 @@ def client_spec(name, kind, bootstrap, topic, rate, duration, value_bytes=64, co
     return spec
 
 
-def wait_drained(proxy, timeout):
-    """Waits until the spool holds no record; the last value seen."""
-    deadline = time.monotonic() + timeout
-    value = None
-    while time.monotonic() < deadline:
-        value = proxy.scrape(SPOOL_RECORDS)
-        if value == 0:
-            return 0
-        time.sleep(0.5)
-    return value
-
-
 def read_back(run, topic, result, value_bytes):
     return s.count(result, s.read_log(run.cluster.bootstrap, topic), value_bytes)
 
@@ -197,7 +185,7 @@ class SpoolFaults(unittest.TestCase):
                 s.say("kill9: kill %d of %d done", k + 1, kills)
                 time.sleep(every)
             results = {c.spec["name"]: c.finish(timeout=duration + 200) for c in clients}
-            left = wait_drained(proxies["spool"], 120)
+            left = proxies["spool"].wait_drained(120)
             rows = {}
             for m in modes:
                 for c in ("legacy", "idempotent"):
@@ -255,7 +243,7 @@ class SpoolFaults(unittest.TestCase):
             t_up = time.time()
             t_drain0 = time.monotonic()
             results = {c.spec["name"]: c.finish(timeout=after + outage + 240) for c in clients}
-            left = wait_drained(proxy, outage + 120)
+            left = proxy.wait_drained(outage + 120)
             drain_s = time.monotonic() - t_drain0
             rows = [read_back(run, topics[c], results[c], value_bytes) for c in ("legacy", "idempotent")]
             served = {c: s.answer_gaps(results[c], t_down + 1, t_up) for c in results}
@@ -312,7 +300,7 @@ class SpoolFaults(unittest.TestCase):
             time.sleep(step)
             run.kafka(up=True)
             results = {c.spec["name"]: c.finish(timeout=duration + 200) for c in clients}
-            left = wait_drained(proxy, 120)
+            left = proxy.wait_drained(120)
             rows = [read_back(run, topics[c], results[c], 64) for c in ("legacy", "idempotent")]
             self.report("restart during an outage: SIGTERM, cold start, kill -9, cold start, Kafka back", rows,
                         "SIGTERM exit %s after %.1f s; cold start listening after %.2f s; spool records after the "
@@ -379,7 +367,7 @@ class SpoolFaults(unittest.TestCase):
             time.sleep(phases)
             run.kafka(up=True)
             results = {c.spec["name"]: c.finish(timeout=duration + 90) for c in clients}
-            left = wait_drained(proxy, 20)
+            left = proxy.wait_drained(20)
             rows = [read_back(run, topics[c], results[c], value_bytes) for c in ("kp010", "idempotent")]
             kp = results["kp010"]
             failed_full = [st for st, t in zip(kp["status"], kp["answered"]) if st not in (0, 1) and t_down <= t]
@@ -459,7 +447,7 @@ class SpoolFaults(unittest.TestCase):
                 may_lose.update(k for _, k in ks[max(0, first - 200):])
             run.kafka(up=True)
             proxy.start()
-            left = wait_drained(proxy, 120)
+            left = proxy.wait_drained(120)
             corrupt = proxy.scrape(CORRUPT)
             row = read_back(run, topic, result, value_bytes)
             log = proxy.current_log()

@@ -46,6 +46,7 @@ COMMON = {"reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 500, "max.in.f
           "batch.num.messages": 200, "linger.ms": 5, "message.timeout.ms": 300000}
 LEGACY = {"api.version.request": False, "broker.version.fallback": "0.9.0.1"}
 IDEMPOTENT = {"enable.idempotence": True}
+SPOOL_RECORDS = "produce_proxy_spool_records"  # the gauge of records the spool holds
 # The most records one legacy request carries (batch.num.messages per
 # partition, PARTITIONS partitions) times the requests in flight.
 PARTITIONS = 3
@@ -184,6 +185,19 @@ class SpoolProxy:
             rc = None
         self.exits.append(("SIGTERM", rc))
         return rc
+
+    def wait_drained(self, timeout, every=0.5):
+        """Polls produce_proxy_spool_records every `every` s until it is 0 (at
+        most `timeout` s); returns 0 then, else the last value scraped (None:
+        no answer)."""
+        deadline = time.monotonic() + timeout
+        value = None
+        while time.monotonic() < deadline:
+            value = self.scrape(SPOOL_RECORDS)
+            if value == 0:
+                return 0
+            time.sleep(every)
+        return value
 
     def scrape(self, name):
         try:
