@@ -269,6 +269,7 @@ class SpoolKillLoop(unittest.TestCase):
                   s.table([rows["%s-%s" % (m, c)] for m in MODES for c in KINDS]), left, replayed, restored,
                   rcs, s.LEGACY_IN_FLIGHT_RECORDS, wall), file=sys.stderr)
         problems = self.check(rows, kills, form, moves, left, proxies)
+        problems += ["%s: the last incarnation exited %s on SIGTERM, not 0" % (m, rc) for m, rc in rcs.items() if rc]
         if problems:
             self.fail("kill -9 loop (seed %d):\n  %s\nproxy logs (tails):\n%s" % (
                 seed, "\n  ".join(problems), "\n".join(p.log_text()[-3000:] for p in proxies.values())))
