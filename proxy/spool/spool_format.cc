@@ -383,6 +383,29 @@ std::string_view to_string(HeaderProblem problem) {
   return "unknown";
 }
 
+namespace {
+
+// A header whose version is above kFormatVersion: refused as newer only when
+// it verifies as every version's header does (the size @12, a CRC-32C of the
+// bytes before it at its end, SPOOL.md "On-disk format"); otherwise its
+// version field is damage like any other, so a flipped bit there does not
+// refuse the whole directory. A newer header torn before its end holds no
+// entry: truncated.
+HeaderProblem newer_header_problem(ByteView bytes) {
+  constexpr std::size_t kSizeField = kSegmentMagic.size() + 4;
+  constexpr std::size_t kMaxNewerHeaderBytes = 4096;
+  if (bytes.size() < kSizeField + 4) return HeaderProblem::kTruncated;
+  WireReader r(bytes.subspan(kSizeField));
+  const std::uint32_t size = *r.read_uint32();
+  if (size < kSizeField + 8 || size > kMaxNewerHeaderBytes) return HeaderProblem::kBadChecksum;
+  if (bytes.size() < size) return HeaderProblem::kTruncated;
+  WireReader crc_field(bytes.subspan(size - 4));
+  const std::uint32_t crc = *crc_field.read_uint32();
+  return crc == crc32c(bytes.first(size - 4)) ? HeaderProblem::kNewerVersion : HeaderProblem::kBadChecksum;
+}
+
+}  // namespace
+
 HeaderResult decode_segment_header(ByteView bytes) {
   HeaderResult result;
   if (bytes.size() < kSegmentMagic.size() + 4) {
@@ -396,7 +419,7 @@ HeaderResult decode_segment_header(ByteView bytes) {
   WireReader r(bytes.subspan(kSegmentMagic.size()));
   result.header.version = *r.read_uint32();
   if (result.header.version > kFormatVersion) {
-    result.problem = HeaderProblem::kNewerVersion;
+    result.problem = newer_header_problem(bytes);
   } else if (result.header.version == 0) {
     result.problem = HeaderProblem::kBadVersion;
   } else if (bytes.size() < kSegmentHeaderBytes) {

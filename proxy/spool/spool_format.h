@@ -26,7 +26,9 @@ inline constexpr std::string_view kSegmentMagic{"ppspool\n", 8};
 
 // Segment header: magic @0, version @8 (u32), header size @12 (u32, 36),
 // segment id @16 (u64), created ms @24 (i64), CRC-32C of bytes 0..31 @32.
-// The magic and version never move, so any later version is recognised as one.
+// The magic, version and header size never move, and every version's header
+// ends with a CRC-32C of the bytes before it, so any later version is
+// recognised as one and told apart from a damaged version field.
 inline constexpr std::size_t kSegmentHeaderBytes = 36;
 
 // Entry framing: size @0 (u32, bytes from @8 to the end), CRC-32C of those
@@ -59,7 +61,7 @@ void encode_segment_header(const SegmentHeader& header, Bytes& out);
 enum class HeaderProblem : std::uint8_t {
   kTruncated,     // fewer than 36 bytes
   kBadMagic,      // not a spool segment
-  kNewerVersion,  // written by a newer format: refused, never guessed at
+  kNewerVersion,  // written by a newer format (its header verifies): refused, never guessed at
   kBadVersion,    // version 0
   kBadChecksum,   // the header's CRC does not match
 };

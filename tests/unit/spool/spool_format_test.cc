@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "proxy/protocol/wire_reader.h"
+#include "proxy/protocol/wire_writer.h"
+#include "proxy/records/crc32c.h"
 #include "proxy/spool/segment_reader.h"
 #include "tests/unit/spool/spool_test_support.h"
 
@@ -99,8 +101,18 @@ TEST(SpoolFormat, HeaderRoundTripsAndRefusesDamageAndNewerVersions) {
   Bytes newer;
   encode_segment_header(SegmentHeader{kFormatVersion + 1, 42, 99}, newer);
   EXPECT_EQ(decode_segment_header(newer).problem, HeaderProblem::kNewerVersion);
-  // Recognised as newer from the magic and version alone, whatever follows.
-  EXPECT_EQ(decode_segment_header(ByteView(newer).first(12)).problem, HeaderProblem::kNewerVersion);
+  // Recognised as newer from the magic, version, header size and the CRC at
+  // the header's end, whatever the layout between them.
+  Bytes longer(kSegmentMagic.begin(), kSegmentMagic.end());
+  WireWriter w(longer);
+  w.uint32(kFormatVersion + 7);
+  w.uint32(64);
+  longer.resize(60, 0xab);
+  w.uint32(crc32c(longer));
+  longer.resize(80, 0xcd);  // entries of a layout this build does not know
+  EXPECT_EQ(decode_segment_header(longer).problem, HeaderProblem::kNewerVersion);
+  // Torn before its end: it holds no entry.
+  EXPECT_EQ(decode_segment_header(ByteView(newer).first(30)).problem, HeaderProblem::kTruncated);
 
   Bytes flipped = header;
   flipped[20] ^= 1;
@@ -109,6 +121,28 @@ TEST(SpoolFormat, HeaderRoundTripsAndRefusesDamageAndNewerVersions) {
   magic[0] = 'X';
   EXPECT_EQ(decode_segment_header(magic).problem, HeaderProblem::kBadMagic);
   EXPECT_EQ(decode_segment_header(ByteView(header).first(20)).problem, HeaderProblem::kTruncated);
+}
+
+// A version field changed on disk is damage, not a newer format: the
+// header's CRC does not verify. Refusing it would stop the proxy from
+// starting over one flipped byte.
+TEST(SpoolFormat, AFlippedVersionFieldIsDamageNotANewerFormat) {
+  Bytes header;
+  encode_segment_header(SegmentHeader{kFormatVersion, 42, 99}, header);
+  for (std::size_t at = 8; at < 12; ++at) {
+    for (const std::uint8_t flip : {0x01, 0x02, 0x10, 0x80, 0xff}) {
+      Bytes damaged = header;
+      damaged[at] ^= flip;
+      const auto problem = decode_segment_header(damaged).problem;
+      ASSERT_TRUE(problem) << "byte " << at << " ^ " << int{flip};
+      EXPECT_NE(*problem, HeaderProblem::kNewerVersion) << "byte " << at << " ^ " << int{flip};
+    }
+  }
+  // The same damage to a segment with entries behind its header.
+  Bytes segment = header;
+  segment.resize(200, 0x11);
+  segment[10] ^= 0x33;
+  EXPECT_EQ(decode_segment_header(segment).problem, HeaderProblem::kBadChecksum);
 }
 
 // The fuzz seeds are written by tests/fuzz/seeds/spool_seeds.py from

@@ -2,7 +2,8 @@
 // random offsets) loses exactly the entries not whole before the cut; random
 // flipped bytes never yield an entry that differs from what was written and
 // never crash; a damaged middle segment is moved aside and named while the
-// others are read; a newer format version refuses the directory.
+// others are read; a newer format version refuses the directory, a damaged
+// version field does not.
 #include "proxy/spool/spool_recovery.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <random>
 
+#include "proxy/records/crc32c.h"
 #include "proxy/spool/segment_reader.h"
 #include "tests/unit/spool/spool_test_support.h"
 
@@ -169,12 +171,44 @@ TEST(SpoolRecovery, ACorruptMiddleSegmentIsMovedAsideAndTheRestIsRead) {
   EXPECT_EQ(again->index.unresolved_records().size(), ids.size() - middle_entries.size());
 }
 
+// A flipped byte in a segment's version field is damage like any other: the
+// last segment's entries are cut, a middle one is moved aside, and the
+// proxy starts; it is not a newer format refusing the directory.
+TEST(SpoolRecovery, AFlippedVersionFieldIsDamageNotANewerFormat) {
+  TempDir dir;
+  SpoolWriterConfig config;
+  config.segment_bytes = 600;
+  const auto ids = write_records(dir.path(), 12, config);
+  const auto files = segment_paths(dir.path());
+  ASSERT_GE(files.size(), 3U);
+  const std::string middle = files[1];
+  const std::string last = files.back();
+  const std::size_t lost = entries_of(read_all(middle)).size() + entries_of(read_all(last)).size();
+  for (const std::string& f : {middle, last}) {
+    Bytes bytes = read_all(f);
+    bytes[9] ^= 0x40;  // version @8: 0x00400001, far above this build's
+    write_all(f, bytes);
+  }
+  const auto recovered = SpoolRecovery(dir.path(), SpoolRecovery::Mode::kRepair).run();
+  ASSERT_TRUE(recovered) << recovered.error();
+  EXPECT_EQ(recovered->report.moved_aside.size(), 2U);
+  EXPECT_TRUE(fs::exists(middle + ".corrupt"));
+  EXPECT_TRUE(fs::exists(last + ".corrupt"));
+  EXPECT_EQ(recovered->index.unresolved_records().size(), ids.size() - lost);
+}
+
+void reseal_header(Bytes& segment) {
+  const std::uint32_t crc = crc32c(ByteView(segment).first(kSegmentHeaderBytes - 4));
+  for (int i = 0; i < 4; ++i) segment[kSegmentHeaderBytes - 4 + i] = static_cast<std::uint8_t>(crc >> (24 - 8 * i));
+}
+
 TEST(SpoolRecovery, ASegmentOfANewerFormatRefusesTheDirectory) {
   TempDir dir;
   write_records(dir.path(), 3);
   const auto files = segment_paths(dir.path());
   Bytes bytes = read_all(files[0]);
   bytes[11] = static_cast<std::uint8_t>(kFormatVersion + 1);  // version @8, big-endian
+  reseal_header(bytes);                                       // as a newer build writes it
   write_all(files[0], bytes);
   const auto recovered = SpoolRecovery(dir.path(), SpoolRecovery::Mode::kRepair).run();
   ASSERT_FALSE(recovered);
