@@ -167,7 +167,7 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r, bool partition_labels)
                                            "Client SASL authentications on the listener ([listener.sasl]), by "
                                            "mechanism (none: the handshake named no enabled one) and result: "
                                            "success, or the failure's reason (unknown_user, bad_password, "
-                                           "malformed, unsupported_mechanism, protocol).")),
+                                           "malformed, unsupported_mechanism, protocol, abandoned).")),
       spool_bytes(gauge(r, "spool_bytes", "Bytes of the spool's segment files (spool.max_bytes bounds them).")),
       spool_records(gauge(r, "spool_records", "Client records in the spool not yet acknowledged upstream or failed.")),
       spool_oldest_record_age_seconds(gauge(r, "spool_oldest_record_age_seconds",

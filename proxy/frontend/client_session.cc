@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "proxy/frontend/log.h"
+#include "proxy/frontend/sasl_handler.h"
 
 namespace pp {
 
@@ -321,6 +322,7 @@ void ClientSession::on_peer_closed(int status) {
 }
 
 void ClientSession::finish_close() {
+  note_abandoned_login(*this);  // before closed_: a login still under way is counted as a failure
   closed_ = true;
   pending_.clear();
   parked_reservation_.reset();

@@ -275,4 +275,26 @@ void handle_raw_sasl_token(ClientSession& session, const FrameBuffer& frame) {
                 });
 }
 
+void note_abandoned_login(ClientSession& session) {
+  ClientAuth& auth = session.auth();
+  const sasl::ServerMechanism* mechanism = auth.mechanism();
+  const bool under_way =
+      auth.stage() == ClientAuth::Stage::kRawTokens || auth.stage() == ClientAuth::Stage::kAuthenticate;
+  if (mechanism == nullptr || !under_way) return;
+  FrontendContext& ctx = session.context();
+  const std::string name(mechanism->name());  // copies: fail() frees the mechanism
+  const std::string user = mechanism->user();
+  const bool checking = auth.checking();
+  auth.fail();
+  if (ctx.stopped) return;  // the front end closes it: not the client's doing
+  count(ctx, name, "abandoned");
+  if (const auto held_back = ctx.auth_failure_log.admit(uv_now(ctx.loop))) {
+    frontend::log().warn(
+        "client authentication abandoned: peer {}, user '{}', mechanism {}: the connection closed {} ({} more "
+        "failures since the last line)",
+        session.peer(), shown(user), name, checking ? "during the password check" : "before the exchange concluded",
+        *held_back);
+  }
+}
+
 }  // namespace pp

@@ -31,5 +31,14 @@ void handle_sasl_handshake(ClientSession& session, const RequestHeader& h, WireR
 void handle_sasl_authenticate(ClientSession& session, const RequestHeader& h, WireReader& r);
 // A frame after SaslHandshake v0: the client's SASL token itself.
 void handle_raw_sasl_token(ClientSession& session, const FrameBuffer& frame);
+// The session is closing (the client left, a timeout, a stream error) with a
+// SASL exchange under way: a SaslHandshake was taken and the exchange has
+// neither completed nor failed (no token yet, a SCRAM exchange half done, or
+// a password check still running). Counted as a failed login, reason
+// "abandoned", and logged on the failures' rate-limited line (peer, user if
+// one was named, mechanism; never a secret). Nothing when no exchange is
+// under way, or when the front end itself is stopping. The session's close
+// calls it once, before the connection goes.
+void note_abandoned_login(ClientSession& session);
 
 }  // namespace pp

@@ -107,6 +107,7 @@ void feed_every_event(pp::Metrics& m) {
   m.on_upstream_reauthentication(1);
   front.on_authentication("SCRAM-SHA-256", "success");
   front.on_authentication("PLAIN", "bad_password");
+  front.on_authentication("PLAIN", "abandoned");
   const pp::BrokerSample broker{.node_id = 1, .in_flight = 1, .connected = true};
   m.sample(1, std::span(&broker, 1));
   const std::pair<std::string_view, std::size_t> use{"request_frames", 1};
