@@ -4,7 +4,8 @@ cluster (docs/BENCHMARKS.md, "Spool"): throughput and acknowledgement
 latency of 1 KiB records, fsync = "group" against fsync = "always".
 
   /usr/bin/python3 tests/bench/spool_bench.py [--build DIR] [--secs 8] [--reps 3]
-      [--rate 2000] [--spool-root DIR] [--json FILE]
+      [--rate 2000] [--spool-root DIR] [--json FILE] [--cases upstream,spool_group]
+      [--baseline PROXY_BINARY]
 
 Cases, each its own produce-proxy in front of one test cluster (3 brokers, a
 topic of 16 partitions), measured one at a time, order rotated per repetition:
@@ -12,6 +13,11 @@ topic of 16 partitions), measured one at a time, order rotated per repetition:
   upstream      ack = "upstream", no spool
   spool_group   ack = "spool", fsync = "group" (fsync_interval_ms 2)
   spool_always  ack = "spool", fsync = "always"
+
+`--baseline` adds, for each spool case, the same case run by another
+produce-proxy binary (`<case>_base`: the build before a change), in the
+same repetitions, so before and after are measured against the same
+upstream runs on the same box.
 
 Per case and repetition: bench_rdkafka_producer closed loop (records/s
 acknowledged, p50/p99 of produce-to-acknowledgement), then bench_open_loop
@@ -74,8 +80,23 @@ def main():
     ap.add_argument("--count", type=int, default=400000)
     ap.add_argument("--spool-root", default=None)
     ap.add_argument("--json")
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated, of: " + ", ".join(CASES))
+    ap.add_argument("--baseline", help="a produce-proxy binary to run the spool cases with too, as <case>_base")
     a = ap.parse_args()
     b = a.build
+    cases = {}
+    for name in a.cases.split(","):
+        if name not in CASES:
+            raise SystemExit("unknown case %s" % name)
+        cases[name] = CASES[name]
+    if "upstream" not in cases:
+        cases = {"upstream": None, **cases}
+    binaries = {name: None for name in cases}
+    if a.baseline:
+        for name in list(cases):
+            if cases[name] is not None:
+                cases[name + "_base"] = cases[name]
+                binaries[name + "_base"] = a.baseline
     proxy_bin, cluster_bin = b + "/daemon/produce-proxy", b + "/tests/broker/test-cluster"
     rdk, open_loop = b + "/tests/bench/bench_rdkafka_producer", b + "/tests/bench/bench_open_loop"
     work = tempfile.mkdtemp(prefix="pp-spool-bench-", dir=a.spool_root)
@@ -86,17 +107,17 @@ def main():
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load0 = os.getloadavg()
     try:
-        for name, conf in CASES.items():
+        for name, conf in cases.items():
             spool = None
             if conf is not None:
                 spool = {"dir": os.path.join(work, name), "ack": "spool", **conf}
-            p = s.SpoolProxy(proxy_bin, cluster.bootstrap, work, spool=spool, name=name,
+            p = s.SpoolProxy(binaries[name] or proxy_bin, cluster.bootstrap, work, spool=spool, name=name,
                              extra="[shutdown]\ndrain_timeout_ms = 3000\n")
             p.start()
             if not p.wait_log("ready: clients connect", 60):
                 raise SystemExit("%s not ready:\n%s" % (name, p.log_text()[-2000:]))
             proxies[name] = p
-        names = list(CASES)
+        names = list(cases)
         # Warm-up, not recorded: the cluster's and proxies' first seconds.
         for name in names:
             run_tool([rdk, "--bootstrap", proxies[name].bootstrap, "--topic", "sb", "--acks", "all",
@@ -152,7 +173,7 @@ def main():
                  started, a.reps, a.secs, load0[0], os.getloadavg()[0]), "",
              "| case | records/s acknowledged | ratio | delivered/s | closed-loop p50 / p99 | open loop at %s/s: "
              "p50 / p99 | p50 ratio | p99 ratio |" % "{:,}".format(a.rate), "|---|---:|---:|---:|---|---|---:|---:|"]
-    for name in CASES:
+    for name in cases:
         lines.append("| %s | %s | %s | %s | %s / %s ms | %s / %s ms | %s | %s |" % (
             name, fmt(med(name, rps)), fmt(ratio(name, rps), "{:.2f}"), fmt(med(name, dps)),
             fmt(med(name, lambda r: r["closed"].get("p50_ms")), "{:.2f}"),
