@@ -17,7 +17,8 @@ extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void*
 // 1 MiB frames and batches would fault in fresh, kernel-zeroed pages over and
 // over, where glibc with the thresholds below has none once warm
 // (docs/BENCHMARKS.md, "The allocator"). Kept, freed memory stays for the next
-// frame or batch, as glibc's heap keeps it; the memory budget bounds the peak.
+// frame or batch, as glibc's heap keeps it; the memory budget bounds the peak
+// of what is live, and return_freed_memory_over() what is kept beyond it.
 extern "C" {
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): jemalloc's interface is this symbol
 const char* malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
@@ -56,6 +57,22 @@ AllocatorTuning keep_freed_memory_for_reuse(std::size_t retained_bytes) {
   bool mmap_set = mallopt(M_MMAP_THRESHOLD, as_int(kLargestHeapBlock)) == 1;
   bool trim_set = mallopt(M_TRIM_THRESHOLD, as_int(std::max(retained_bytes, kLargestHeapBlock))) == 1;
   return mmap_set && trim_set ? AllocatorTuning::kApplied : AllocatorTuning::kRefused;
+}
+
+std::size_t return_freed_memory_over(std::size_t retained_bytes) {
+  if (!runs_on_jemalloc()) return 0;
+  std::uint64_t epoch = 1;
+  std::size_t size = sizeof(epoch);
+  if (mallctl("epoch", &epoch, &size, &epoch, size) != 0) return 0;
+  std::size_t resident = 0;
+  std::size_t allocated = 0;
+  size = sizeof(std::size_t);
+  if (mallctl("stats.resident", &resident, &size, nullptr, 0) != 0) return 0;
+  if (mallctl("stats.allocated", &allocated, &size, nullptr, 0) != 0) return 0;
+  if (resident <= allocated || resident - allocated <= retained_bytes) return 0;
+  // MALLCTL_ARENAS_ALL (4096): every arena, the threadpool threads' too.
+  if (mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0) != 0) return 0;
+  return resident - allocated;
 }
 
 JemallocInfo jemalloc_info() {

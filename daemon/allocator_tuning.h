@@ -36,6 +36,15 @@ enum class AllocatorTuning {
 // runtime starts.
 AllocatorTuning keep_freed_memory_for_reuse(std::size_t retained_bytes);
 
+// jemalloc keeps freed pages for good (its malloc_conf), and a thread that
+// frees what another allocated (the spool's reads on the threadpool, the
+// loop's batches) leaves them in arenas the next allocation may not reuse.
+// When the pages kept but unused exceed `retained_bytes`, returns them all to
+// the kernel and says how many bytes that was; 0 otherwise, and always 0 off
+// jemalloc (glibc trims by its own thresholds). Costs a stats refresh, so
+// call it about once a second, from any one thread.
+std::size_t return_freed_memory_over(std::size_t retained_bytes);
+
 // jemalloc's version and how long it keeps freed pages before purging them
 // (opt.dirty_decay_ms, -1: for good), for the start-up log; empty version
 // when the process does not run on jemalloc.

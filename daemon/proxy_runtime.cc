@@ -2,11 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 
 #include "config/client_access.h"
 #include "config/spool_checks.h"
+#include "daemon/allocator_tuning.h"
 #include "daemon/client_state_restore.h"
 #include "daemon/settings_mapping.h"
 #include "proxy/durable/spool_replay.h"
@@ -18,6 +20,8 @@ namespace pp {
 namespace {
 
 constexpr std::uint64_t kHeartbeatMs = 200;  // /healthz: the loop answers
+constexpr std::uint64_t kFreedMemoryCheckMs = 1000;
+constexpr std::size_t kMinimumRetainedFreedBytes = std::size_t{32} << 20;
 constexpr std::uint64_t kReadinessPollMs = 50;
 constexpr std::uint64_t kDrainPollMs = 20;
 
@@ -76,6 +80,14 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
     return std::unexpected(std::string("metrics listener: ") + e.what());
   }
   if (auto spool = open_spool(); !spool) return spool;
+  // Freed pages kept for reuse stay within max(budget, 32 MiB) (ARCHITECTURE.md).
+  const std::size_t retained =
+      std::max(static_cast<std::size_t>(settings_.producer.buffer_memory_bytes), kMinimumRetainedFreedBytes);
+  freed_memory_.start(kFreedMemoryCheckMs, kFreedMemoryCheckMs, [retained] {
+    if (const std::size_t returned = return_freed_memory_over(retained); returned > 0) {
+      spdlog::debug("allocator: returned {} bytes of freed memory to the kernel", returned);
+    }
+  });
   heartbeat_.start(0, kHeartbeatMs, [this] {
     health_.beat();
     update_spool_readiness();
@@ -297,6 +309,7 @@ void ProxyRuntime::finish_drain(bool deadline) {
   drain_timer_.stop();
   if (frontend_) frontend_->stop();
   heartbeat_.stop();
+  freed_memory_.stop();
   watchdog_.stop();
   // The spool takes nothing more: what is queued is committed, and an abort
   // below fails no durable record in it (they stay owed for the next start).
