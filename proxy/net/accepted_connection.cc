@@ -1,5 +1,6 @@
 #include "proxy/net/accepted_connection.h"
 
+#include <memory>
 #include <utility>
 
 #include "proxy/net/timer.h"
@@ -17,6 +18,18 @@ bool starts_like_tls(ByteView data) {
   return !data.empty() && data[0] == kTlsHandshakeRecord && (data.size() < 2 || data[1] == kTlsMajorVersion);
 }
 
+// One TLS record's plaintext at most (RFC 8446 5.1).
+constexpr std::size_t kRecordPlaintextBytes = 16 * 1024;
+
+// Where a record is decrypted when the session names no buffer of its own:
+// one per loop thread, as the socket's read buffer is (tcp.cc), since the
+// data callback copies out what it keeps before the next record lands.
+std::span<std::uint8_t> loop_plaintext_buffer() {
+  thread_local std::unique_ptr<std::uint8_t[]> buffer;
+  if (!buffer) buffer = std::make_unique_for_overwrite<std::uint8_t[]>(kRecordPlaintextBytes);
+  return {buffer.get(), kRecordPlaintextBytes};
+}
+
 }  // namespace
 
 // Everything the connection is; the socket's callbacks hold it (weakly, and
@@ -26,6 +39,9 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
   std::unique_ptr<TlsSession> session;  // null: plaintext
   DataCallback on_data;
   CloseCallback on_close;
+  ReadTarget read_target;  // TLS: where the session wants a record decrypted
+  ReadIntoCallback on_read_into;
+  bool into_target = false;  // the span the sink last gave came from read_target
   HandshakeCallback on_handshake;
   std::function<void()> on_tls_attempt;
   Bytes early;     // plaintext that came with the handshake, not yet handed over
@@ -76,33 +92,71 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
   }
 
   void on_ciphertext(ByteView data) {
-    auto fed = session->feed(data);
-    flush_output(nullptr);  // alerts, Finished, tickets go out first
-    if (!fed) {
-      if (!handshake_reported) {
-        fail_handshake(fed.error());
-      } else {
-        close_with(UV_EPROTO);
-      }
-      return;
-    }
     if (!handshake_reported) {
-      if (!session->handshake_done()) return;
-      handshake_reported = true;
-      // The session reads once it is set up: nothing may arrive before.
-      tcp.stop_reading();
-      if (fed->peer_closed) {
-        fail_handshake(TlsFailure{TlsFailureKind::kHandshake, "the client closed the TLS session at once"});
-        return;
-      }
-      early = std::move(fed->plaintext);
-      if (auto cb = on_handshake) cb(std::nullopt);
+      on_handshake_bytes(data);
       return;
     }
     // What came with the handshake goes first.
     if (!early.empty()) deliver(std::exchange(early, Bytes()));
-    if (!fed->plaintext.empty() && open) deliver(fed->plaintext);
-    if (fed->peer_closed && open) close_with(0);
+    if (!open) return;
+    auto peer_closed = session->feed(data, data_sink());
+    flush_output(nullptr);  // alerts, tickets; answers written meanwhile went out already
+    if (!open) return;
+    if (!peer_closed) {
+      close_with(UV_EPROTO);
+    } else if (*peer_closed) {
+      close_with(0);
+    }
+  }
+
+  void on_handshake_bytes(ByteView data) {
+    // Plaintext right behind the client's Finished is kept for later.
+    const TlsSession::PlaintextSink keep_early{loop_plaintext_buffer, [this](std::size_t n) {
+                                                 const auto bytes = loop_plaintext_buffer().first(n);
+                                                 early.insert(early.end(), bytes.begin(), bytes.end());
+                                                 return true;
+                                               }};
+    auto peer_closed = session->feed(data, keep_early);
+    flush_output(nullptr);  // alerts, Finished, tickets
+    if (!peer_closed) {
+      fail_handshake(peer_closed.error());
+      return;
+    }
+    if (!session->handshake_done()) return;
+    handshake_reported = true;
+    // The session reads once it is set up: nothing may arrive before.
+    tcp.stop_reading();
+    if (*peer_closed) {
+      fail_handshake(TlsFailure{TlsFailureKind::kHandshake, "the client closed the TLS session at once"});
+      return;
+    }
+    if (auto cb = on_handshake) cb(std::nullopt);
+  }
+
+  // Each record goes straight into the span the session's read target names
+  // (a frame's unfilled body), else into the loop's buffer and on to the
+  // data callback; either callback may close the connection, which stops it.
+  TlsSession::PlaintextSink data_sink() {
+    return {[this] {
+              into_target = false;
+              if (read_target) {
+                const std::span<std::uint8_t> target = read_target();
+                if (!target.empty()) {
+                  into_target = true;
+                  return target;
+                }
+              }
+              return loop_plaintext_buffer();
+            },
+            [this](std::size_t n) {
+              if (!open) return false;
+              if (into_target) {
+                if (auto cb = on_read_into) cb(n);
+              } else {
+                deliver(loop_plaintext_buffer().first(n));
+              }
+              return open;
+            }};
   }
 
   void deliver(ByteView plaintext) {
@@ -148,6 +202,8 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
     want_reads = false;
     on_data = nullptr;
     on_close = nullptr;
+    read_target = nullptr;
+    on_read_into = nullptr;
     on_handshake = nullptr;
     on_tls_attempt = nullptr;
     handover = Timer();
@@ -213,7 +269,12 @@ void AcceptedConnection::set_callbacks(DataCallback on_data, CloseCallback on_cl
 }
 
 void AcceptedConnection::set_read_target(ReadTarget target, ReadIntoCallback on_read_into) {
-  if (state_->session == nullptr) state_->tcp.set_read_target(std::move(target), std::move(on_read_into));
+  if (state_->session == nullptr) {
+    state_->tcp.set_read_target(std::move(target), std::move(on_read_into));
+    return;
+  }
+  state_->read_target = std::move(target);
+  state_->on_read_into = std::move(on_read_into);
 }
 
 void AcceptedConnection::start_reading() {

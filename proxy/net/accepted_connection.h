@@ -63,8 +63,9 @@ class AcceptedConnection {
   // not a TLS handshake record fails at once (TlsFailureKind::kNotTls).
   static AcceptedConnection tls(TcpConnection tcp, std::shared_ptr<TlsContext> context, HandshakeCallback on_handshake);
 
-  // As TcpConnection's. A TLS connection reads through the loop's shared
-  // buffer: `target` is never asked.
+  // As TcpConnection's. A TLS connection reads ciphertext through the loop's
+  // shared buffer and decrypts each record into the span `target` gives (or,
+  // when it gives none, into a loop buffer handed to the data callback).
   void set_callbacks(DataCallback on_data, CloseCallback on_close);
   void set_read_target(ReadTarget target, ReadIntoCallback on_read_into);
   void start_reading();

@@ -7,15 +7,90 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <utility>
 
 namespace pp::net {
 
 namespace {
 
-// One TLS record carries at most 16 KiB of plaintext: room for one whole
-// record, so SSL_read never stops inside one for want of space.
-constexpr std::size_t kMinReadRoom = 16 * 1024;
+// The most plaintext one TLS record carries (RFC 8446 5.1, RFC 5246 6.2.1):
+// room for one whole record, so SSL_read never stops inside one for want of
+// space.
+constexpr std::size_t kMaxRecordPlaintext = 16 * 1024;
+
+// The session's one BIO, read and write: reads come from the ciphertext
+// kept from earlier feeds, then from the span feed() is running with,
+// where it lies; writes go onto the output buffer. Never blocks: no bytes is
+// "retry later", like a non-blocking socket.
+int session_bio_read(BIO* bio, char* out, int len) {
+  auto* io = static_cast<TlsBioBuffers*>(BIO_get_data(bio));
+  BIO_clear_retry_flags(bio);
+  const auto want = static_cast<std::size_t>(std::max(len, 0));
+  std::size_t n = 0;
+  if (io->kept_offset < io->kept.size()) {
+    n = std::min(want, io->kept.size() - io->kept_offset);
+    std::memcpy(out, io->kept.data() + io->kept_offset, n);
+    io->kept_offset += n;
+    if (io->kept_offset == io->kept.size()) {
+      io->kept.clear();
+      io->kept_offset = 0;
+    }
+  }
+  if (n < want && !io->borrowed.empty()) {
+    const std::size_t m = std::min(want - n, io->borrowed.size());
+    std::memcpy(out + n, io->borrowed.data(), m);
+    io->borrowed = io->borrowed.subspan(m);
+    n += m;
+  }
+  if (n == 0) {
+    BIO_set_retry_read(bio);
+    return -1;
+  }
+  return static_cast<int>(n);
+}
+
+int session_bio_write(BIO* bio, const char* in, int len) {
+  auto* io = static_cast<TlsBioBuffers*>(BIO_get_data(bio));
+  BIO_clear_retry_flags(bio);
+  if (len <= 0) return 0;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(in);
+  io->output.insert(io->output.end(), bytes, bytes + len);
+  return len;
+}
+
+long session_bio_ctrl(BIO* bio, int cmd, long /*num*/, void* /*ptr*/) {
+  const auto* io = static_cast<const TlsBioBuffers*>(BIO_get_data(bio));
+  switch (cmd) {
+    case BIO_CTRL_FLUSH:
+      return 1;
+    case BIO_CTRL_PENDING:
+      return static_cast<long>(io->kept.size() - io->kept_offset + io->borrowed.size());
+    case BIO_CTRL_WPENDING:
+      return static_cast<long>(io->output.size());
+    default:
+      return 0;
+  }
+}
+
+int session_bio_create(BIO* bio) {
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+// Made once per process, never freed: every session's BIO is of this kind.
+const BIO_METHOD* session_bio_method() {
+  static BIO_METHOD* const method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "produce-proxy TLS session");
+    if (m == nullptr) return m;
+    BIO_meth_set_read(m, session_bio_read);
+    BIO_meth_set_write(m, session_bio_write);
+    BIO_meth_set_ctrl(m, session_bio_ctrl);
+    BIO_meth_set_create(m, session_bio_create);
+    return m;
+  }();
+  return method;
+}
 
 // The oldest error on this thread's OpenSSL queue, in OpenSSL's words, and
 // the queue emptied (it is per thread, and stale entries mislead later calls).
@@ -128,8 +203,6 @@ std::expected<std::shared_ptr<TlsContext>, std::string> TlsContext::server(const
   if (SSL_CTX_check_private_key(ctx) != 1) {
     return std::unexpected(files_error("key_file does not match cert_file", files.key_file));
   }
-  // An idle connection gives its read and write buffers back.
-  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
   // Resumption needs a session id context whenever peers are verified.
   static constexpr std::string_view kSessionContext = "produce-proxy";
   SSL_CTX_set_session_id_context(ctx, reinterpret_cast<const unsigned char*>(kSessionContext.data()),
@@ -157,7 +230,14 @@ TlsSession::TlsSession(std::shared_ptr<TlsContext> context, Role role, const std
                        bool verify_hostname)
     : context_(std::move(context)), ssl_(SSL_new(context_->get())) {
   if (ssl_ == nullptr) return;  // start() reports it
-  SSL_set_bio(ssl_, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+  BIO* bio = session_bio_method() == nullptr ? nullptr : BIO_new(session_bio_method());
+  if (bio == nullptr) {
+    SSL_free(ssl_);
+    ssl_ = nullptr;
+    return;
+  }
+  BIO_set_data(bio, &io_);
+  SSL_set_bio(ssl_, bio, bio);  // one BIO both ways: SSL_set_bio takes the one reference
   if (role == Role::kServer) {
     SSL_set_accept_state(ssl_);
     return;
@@ -169,12 +249,14 @@ TlsSession::TlsSession(std::shared_ptr<TlsContext> context, Role role, const std
 }
 
 TlsSession::~TlsSession() {
-  SSL_free(ssl_);  // frees both BIOs
+  SSL_free(ssl_);  // frees the BIO
 }
 
 std::expected<void, TlsFailure> TlsSession::start() {
   if (ssl_ == nullptr) return std::unexpected(TlsFailure{TlsFailureKind::kLocal, "SSL_new failed"});
-  return advance_handshake();
+  auto started = advance_handshake();
+  release_buffers();
+  return started;
 }
 
 std::expected<void, TlsFailure> TlsSession::advance_handshake() {
@@ -191,56 +273,98 @@ std::expected<void, TlsFailure> TlsSession::advance_handshake() {
   return std::unexpected(failure(e, "handshake"));
 }
 
-std::expected<TlsSession::Fed, TlsFailure> TlsSession::feed(ByteView ciphertext) {
-  Fed fed;
+std::expected<bool, TlsFailure> TlsSession::feed(ByteView ciphertext, const PlaintextSink& sink) {
   if (ssl_ == nullptr) return std::unexpected(TlsFailure{TlsFailureKind::kLocal, "SSL_new failed"});
-  if (!ciphertext.empty()) {
-    BIO_write(SSL_get_rbio(ssl_), ciphertext.data(), static_cast<int>(ciphertext.size()));
-  }
-  if (!handshake_done_) {
-    if (auto advanced = advance_handshake(); !advanced) return std::unexpected(advanced.error());
-    if (!handshake_done_) return fed;
-  }
-  if (auto read = read_all(fed); !read) return std::unexpected(read.error());
-  // A write that wanted the peer's bytes (a key update) may go on now.
-  if (auto flushed = flush_writes(); !flushed) return std::unexpected(flushed.error());
+  io_.borrowed = ciphertext;
+  auto read = [&]() -> std::expected<bool, TlsFailure> {
+    if (!handshake_done_) {
+      if (auto advanced = advance_handshake(); !advanced) return std::unexpected(advanced.error());
+      if (!handshake_done_) return false;
+    }
+    auto closed = read_all(sink);
+    if (!closed) return closed;
+    // A write that wanted the peer's bytes (a key update) may go on now.
+    if (auto flushed = flush_writes(); !flushed) return std::unexpected(flushed.error());
+    return closed;
+  }();
+  keep_unread();
+  release_buffers();
+  return read;
+}
+
+std::expected<TlsSession::Fed, TlsFailure> TlsSession::feed(ByteView ciphertext) {
+  // The plaintext is no longer than the ciphertext waiting, so the buffer is
+  // sized once per feed in the common case, and grows a record at a time.
+  Fed fed;
+  std::size_t used = 0;
+  const PlaintextSink sink{[&] {
+                             if (fed.plaintext.size() - used < kMaxRecordPlaintext) {
+                               const std::size_t waiting = io_.kept.size() - io_.kept_offset + io_.borrowed.size();
+                               fed.plaintext.resize(used + std::max(waiting, kMaxRecordPlaintext));
+                             }
+                             return std::span<std::uint8_t>(fed.plaintext).subspan(used);
+                           },
+                           [&](std::size_t n) {
+                             used += n;
+                             return true;
+                           }};
+  auto closed = feed(ciphertext, sink);
+  fed.plaintext.resize(used);
+  if (!closed) return std::unexpected(closed.error());
+  fed.peer_closed = *closed;
   return fed;
 }
 
-std::expected<void, TlsFailure> TlsSession::read_all(Fed& fed) {
-  // Loop until OpenSSL wants more bytes: one feed may hold many records
-  // (a 1 MiB response is 64 of them), and a record can straddle feeds. The
-  // plaintext is no longer than the ciphertext waiting, so the buffer is
-  // sized (and zero-filled) once per feed in the common case.
-  std::size_t used = fed.plaintext.size();
-  auto ensure_room = [&] {
-    if (fed.plaintext.size() - used >= kMinReadRoom) return;
-    const std::size_t waiting = BIO_ctrl_pending(SSL_get_rbio(ssl_)) + static_cast<std::size_t>(SSL_pending(ssl_));
-    fed.plaintext.resize(used + std::max(waiting, kMinReadRoom));
-  };
+std::expected<bool, TlsFailure> TlsSession::read_all(const PlaintextSink& sink) {
+  // Until OpenSSL wants more bytes: one feed may hold many records (a 1 MiB
+  // request is 64 of them), and a record can straddle feeds.
   for (;;) {
-    ensure_room();
+    const std::span<std::uint8_t> room = sink.room();
     std::size_t got = 0;
-    ERR_clear_error();
-    const int r = SSL_read_ex(ssl_, fed.plaintext.data() + used, fed.plaintext.size() - used, &got);
-    used += got;
-    if (r == 1) continue;
-    fed.plaintext.resize(used);
-    const int e = SSL_get_error(ssl_, r);
-    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return {};
-    if (e == SSL_ERROR_ZERO_RETURN) {
-      fed.peer_closed = true;
-      return {};
+    // SSL_get_error needs an empty queue before the call; peeking is much
+    // cheaper than clearing, which walks every slot of the queue.
+    if (ERR_peek_error() != 0) ERR_clear_error();
+    const int r = SSL_read_ex(ssl_, room.data(), room.size(), &got);
+    if (r == 1) {
+      if (!sink.took(got)) return false;
+      continue;
     }
+    const int e = SSL_get_error(ssl_, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return false;
+    if (e == SSL_ERROR_ZERO_RETURN) return true;
     return std::unexpected(failure(e, "read"));
   }
+}
+
+// The ciphertext feed() was given lives only while it runs: what OpenSSL
+// has not read of it yet is copied, to be read first next time.
+void TlsSession::keep_unread() {
+  if (io_.borrowed.empty()) return;
+  if (io_.kept_offset > 0) {
+    io_.kept.erase(io_.kept.begin(), io_.kept.begin() + static_cast<std::ptrdiff_t>(io_.kept_offset));
+    io_.kept_offset = 0;
+  }
+  io_.kept.insert(io_.kept.end(), io_.borrowed.begin(), io_.borrowed.end());
+  io_.borrowed = {};
+}
+
+// OpenSSL's record buffers (about 17 KiB each way) go back once nothing is
+// half read or half written in them (SSL_free_buffers refuses otherwise), so
+// an idle or stalled connection holds none; they are taken again for the
+// next record. Done per feed and per write rather than per record
+// (SSL_MODE_RELEASE_BUFFERS), which a busy connection would pay on every
+// 16 KiB.
+void TlsSession::release_buffers() {
+  SSL_free_buffers(ssl_);
 }
 
 std::expected<void, TlsFailure> TlsSession::write(Bytes plaintext) {
   if (plaintext.empty()) return {};
   pending_writes_.push_back(std::move(plaintext));
   if (!handshake_done_) return {};
-  return flush_writes();
+  auto flushed = flush_writes();
+  release_buffers();
+  return flushed;
 }
 
 std::expected<void, TlsFailure> TlsSession::flush_writes() {
@@ -265,15 +389,7 @@ std::expected<void, TlsFailure> TlsSession::flush_writes() {
 }
 
 Bytes TlsSession::take_output() {
-  Bytes out;
-  if (ssl_ == nullptr) return out;
-  BIO* wbio = SSL_get_wbio(ssl_);
-  const std::size_t pending = BIO_ctrl_pending(wbio);
-  if (pending == 0) return out;
-  out.resize(pending);
-  const int got = BIO_read(wbio, out.data(), static_cast<int>(pending));
-  out.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
-  return out;
+  return std::exchange(io_.output, Bytes());
 }
 
 std::size_t TlsSession::queued_plaintext_bytes() const {

@@ -1,14 +1,22 @@
-// TLS over memory BIOs: OpenSSL never touches a socket. The owner feeds it
-// the ciphertext the socket read, writes plaintext into it, and sends what
-// take_output() returns; so TLS runs on the libuv loop like everything else,
-// with no threads and no blocking ("One loop thread owns all proxy state",
-// docs/design/ARCHITECTURE.md, rules of the house).
+// TLS over the owner's buffers: OpenSSL never touches a socket. The owner
+// feeds it the ciphertext the socket read, writes plaintext into it, and
+// sends what take_output() returns; so TLS runs on the libuv loop like
+// everything else, with no threads and no blocking ("One loop thread owns
+// all proxy state", docs/design/ARCHITECTURE.md, rules of the house).
 //
 //   TlsSession s(context, TlsSession::Role::kClient, "kafka-1", true);
 //   s.start();                  send(s.take_output());   // ClientHello
 //   on socket bytes:  auto r = s.feed(bytes);  deliver(r->plaintext);
 //                     send(s.take_output());              // always: alerts, Finished, tickets
 //   s.write(frame);             send(s.take_output());   // queued until the handshake is done
+//
+// OpenSSL reads the fed ciphertext where it lies (a BIO of our own over the
+// caller's span, not a memory BIO that copies it in first) and writes its
+// records straight onto the output buffer. feed() with a PlaintextSink
+// decrypts each record into a span the owner chooses (a frame's own buffer),
+// so plaintext is copied once, out of OpenSSL's record buffer. Between
+// feeds and writes a session holds no record buffers: an idle connection
+// costs the SSL object alone.
 //
 // Every SSL_ERROR_WANT_READ/WRITE is a "come back later": a handshake step
 // or an SSL_write that wants more bytes from the peer is retried after the
@@ -18,8 +26,10 @@
 #include <cstdint>
 #include <deque>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "proxy/base/bytes.h"
@@ -96,12 +106,29 @@ class TlsContext {
   SSL_CTX* ctx_;
 };
 
+// What a session's BIOs read from and write to (tls_session.cc), owned by
+// the session: OpenSSL holds a pointer to it for the session's life.
+struct TlsBioBuffers {
+  ByteView borrowed;  // the ciphertext feed() was given, while it runs
+  Bytes kept;         // ciphertext kept from earlier feeds, read before `borrowed`
+  std::size_t kept_offset = 0;
+  Bytes output;  // ciphertext for take_output()
+};
+
 class TlsSession {
  public:
   enum class Role : std::uint8_t { kClient, kServer };
   struct Fed {
     Bytes plaintext;           // everything decrypted, across as many records as arrived
     bool peer_closed = false;  // close_notify received
+  };
+  // Where feed() puts plaintext: `room` gives the span the next bytes go to
+  // (never empty; one call decrypts at most one record, 16 KiB, into it), and
+  // `took(n)` says its first n bytes now hold plaintext, returning false to
+  // stop reading (the owner closed). Both may write to the session.
+  struct PlaintextSink {
+    std::function<std::span<std::uint8_t>()> room;
+    std::function<bool(std::size_t)> took;
   };
 
   // server_name: SNI (not sent for an IP literal, RFC 6066 3) and, when
@@ -113,6 +140,13 @@ class TlsSession {
 
   // Begins the handshake (a client's ClientHello lands in take_output()).
   std::expected<void, TlsFailure> start();
+  // Takes the ciphertext, moves the handshake on, and once it is done
+  // decrypts everything that arrived, into `sink`, until OpenSSL wants more
+  // bytes or the sink stops. Ciphertext not yet read (a record that
+  // straddles feeds, or what a stopped sink left) is kept for the next call.
+  // Returns whether close_notify arrived.
+  std::expected<bool, TlsFailure> feed(ByteView ciphertext, const PlaintextSink& sink);
+  // The same, all the plaintext into one buffer.
   std::expected<Fed, TlsFailure> feed(ByteView ciphertext);
   // Queued while the handshake runs; encrypted once it is done.
   std::expected<void, TlsFailure> write(Bytes plaintext);
@@ -133,11 +167,14 @@ class TlsSession {
  private:
   std::expected<void, TlsFailure> advance_handshake();
   std::expected<void, TlsFailure> flush_writes();
-  std::expected<void, TlsFailure> read_all(Fed& fed);
+  std::expected<bool, TlsFailure> read_all(const PlaintextSink& sink);
+  void keep_unread();
+  void release_buffers();
   TlsFailure failure(int ssl_error, std::string_view during) const;
 
   std::shared_ptr<TlsContext> context_;
   SSL* ssl_ = nullptr;
+  TlsBioBuffers io_;
   bool handshake_done_ = false;
   std::deque<Bytes> pending_writes_;  // front may be partly written: pending_offset_
   std::size_t pending_offset_ = 0;

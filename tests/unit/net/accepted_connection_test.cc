@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,61 @@ TEST_F(AcceptedConnectionTest, PlaintextOnATlsListenerAndTlsOnAPlaintextOne) {
   accepted.clear();
   tls_listener->close();
   plain_listener->close();
+}
+
+// A TLS session's read target gets the records decrypted straight into it,
+// as a plaintext socket's read does, and what the target does not ask for
+// reaches the data callback; the bytes arrive whole and in order either way.
+TEST_F(AcceptedConnectionTest, TlsRecordsAreDecryptedIntoTheReadTarget) {
+  auto server_ctx =
+      TlsContext::server(TlsServerFiles{pki_.broker.cert, pki_.broker.key, "", ClientCertificates::kNone});
+  ASSERT_TRUE(server_ctx.has_value()) << server_ctx.error();
+  std::vector<AcceptedConnection> accepted;
+  std::optional<std::optional<TlsFailure>> outcome;
+  auto listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
+    accepted.push_back(
+        AcceptedConnection::tls(std::move(c), *server_ctx, [&](const std::optional<TlsFailure>& f) { outcome = f; }));
+  });
+  ASSERT_TRUE(listener.has_value());
+  auto client_ctx = TlsContext::client(TlsFiles{pki_.ca_file, "", ""});
+  ASSERT_TRUE(client_ctx.has_value()) << client_ctx.error();
+  TlsSession client_tls(*client_ctx, TlsSession::Role::kClient, "localhost", true);
+  TcpConnection client = TcpConnection::connect(&loop_, {"127.0.0.1", listener->port()}, [&](int status) {
+    ASSERT_EQ(status, 0);
+    client.set_callbacks(
+        [&](ByteView d) {
+          ASSERT_TRUE(client_tls.feed(d).has_value());
+          if (Bytes out = client_tls.take_output(); !out.empty()) client.write(std::move(out));
+        },
+        [](int) {});
+    client.start_reading();
+    ASSERT_TRUE(client_tls.start().has_value());
+    client.write(client_tls.take_output());
+  });
+  run_until([&] { return outcome.has_value(); });
+  ASSERT_TRUE(outcome.has_value() && !*outcome);
+
+  // The first 100,000 bytes are the target's; the rest goes to on_data.
+  Bytes target(100000);
+  std::size_t filled = 0;
+  Bytes through_data;
+  AcceptedConnection& server = accepted.front();
+  server.set_callbacks([&](ByteView d) { through_data.insert(through_data.end(), d.begin(), d.end()); }, [](int) {});
+  server.set_read_target([&] { return std::span<std::uint8_t>(target).subspan(filled); },
+                         [&](std::size_t n) { filled += n; });
+  server.start_reading();
+  Bytes sent(150000);
+  for (std::size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<std::uint8_t>(i * 7);
+  ASSERT_TRUE(client_tls.write(sent).has_value());
+  client.write(client_tls.take_output());
+  run_until([&] { return filled + through_data.size() >= sent.size(); });
+  EXPECT_EQ(filled, target.size());
+  EXPECT_EQ(target, Bytes(sent.begin(), sent.begin() + 100000));
+  EXPECT_EQ(through_data, Bytes(sent.begin() + 100000, sent.end()));
+
+  client.close();
+  accepted.clear();
+  listener->close();
 }
 
 }  // namespace

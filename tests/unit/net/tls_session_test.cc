@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "tests/support/test_pki.h"
 
 namespace pp::net {
@@ -118,6 +120,62 @@ TEST_F(TlsSessionTest, WholeResponseInOneFeedIsReadPastSixteenKibRecords) {
   auto fed = p.client->feed(ciphertext);
   ASSERT_TRUE(fed.has_value()) << fed.error().reason;
   EXPECT_EQ(fed->plaintext, down);
+}
+
+// The sink names where each record lands, in spans smaller than a record
+// (OpenSSL keeps the rest of it for the next span), and a sink that stops
+// leaves the ciphertext unread to the next feed, which may bring nothing new.
+TEST_F(TlsSessionTest, SinkSpansTakePiecesOfRecordsAndAStoppedSinkResumesNextFeed) {
+  Pair p = connect(trusting_ca(), pki_.broker, "localhost");
+  p.pump(65536);
+  ASSERT_TRUE(p.client->handshake_done());
+  const Bytes up = pattern(100000, 5);
+  ASSERT_TRUE(p.client->write(up).has_value());
+  const Bytes ciphertext = p.client->take_output();
+
+  Bytes got(up.size());
+  std::size_t used = 0;
+  int calls = 0;
+  int stop_after = 3;
+  const TlsSession::PlaintextSink sink{
+      [&] { return std::span<std::uint8_t>(got).subspan(used, std::min<std::size_t>(1000, got.size() - used)); },
+      [&](std::size_t n) {
+        EXPECT_LE(n, 1000u);
+        used += n;
+        ++calls;
+        return calls != stop_after;
+      }};
+  auto first = p.server->feed(ciphertext, sink);
+  ASSERT_TRUE(first.has_value()) << first.error().reason;
+  EXPECT_FALSE(*first);
+  EXPECT_EQ(used, 3000u);  // stopped after the third span
+  stop_after = -1;
+  auto rest = p.server->feed(ByteView(), sink);  // the kept ciphertext, nothing new
+  ASSERT_TRUE(rest.has_value()) << rest.error().reason;
+  EXPECT_EQ(used, up.size());
+  EXPECT_EQ(got, up);
+}
+
+// A session holds ciphertext across feeds only while a record is incomplete:
+// a record cut at every byte still arrives whole and once.
+TEST_F(TlsSessionTest, RecordSplitAcrossFeedsArrivesOnceThroughTheSink) {
+  Pair p = connect(trusting_ca(), pki_.broker, "localhost");
+  p.pump(65536);
+  const Bytes down = pattern(20000, 6);
+  ASSERT_TRUE(p.server->write(down).has_value());
+  const Bytes ciphertext = p.server->take_output();
+  Bytes got;
+  std::array<std::uint8_t, 16384> room{};
+  const TlsSession::PlaintextSink sink{[&] { return std::span<std::uint8_t>(room); },
+                                       [&](std::size_t n) {
+                                         got.insert(got.end(), room.begin(), room.begin() + static_cast<long>(n));
+                                         return true;
+                                       }};
+  for (std::size_t at = 0; at < ciphertext.size(); ++at) {
+    auto fed = p.client->feed(ByteView(ciphertext).subspan(at, 1), sink);
+    ASSERT_TRUE(fed.has_value()) << fed.error().reason;
+  }
+  EXPECT_EQ(got, down);
 }
 
 TEST_F(TlsSessionTest, UntrustedCertificateIsACertificateFailure) {
