@@ -28,8 +28,11 @@ spool::RecordsEntry records_entry_for(const std::string& topic, std::int32_t par
 // Records [first_record, first_record + count) of the Records entry in
 // `loaded` as a run (count -1: to the entry's end) whose storage keeps the
 // entry's bytes; durable_entry and durable_first_record name the copy, and
-// size_bytes what it holds in memory. An error when the entry is not a
-// Records entry, its batch does not decode, or the range is outside it.
+// size_bytes what it holds in memory. `loaded` is as read_entry returned
+// it: the entry's CRC-32C, checked there, covers the batch, so the batch's
+// own CRC is not checked again (docs/design/SPOOL.md, "Entries"). An error
+// when the entry is not a Records entry, its batch does not decode, or the
+// range is outside it.
 std::expected<RecordRun, std::string> run_from_entry(spool::LoadedEntry loaded, std::int32_t first_record,
                                                      std::int32_t count = -1);
 
