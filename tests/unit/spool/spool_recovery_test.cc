@@ -181,8 +181,8 @@ TEST(SpoolRecovery, AFlippedVersionFieldIsDamageNotANewerFormat) {
   const auto ids = write_records(dir.path(), 12, config);
   const auto files = segment_paths(dir.path());
   ASSERT_GE(files.size(), 3U);
-  const std::string middle = files[1];
-  const std::string last = files.back();
+  const std::string& middle = files[1];
+  const std::string& last = files.back();
   const std::size_t lost = entries_of(read_all(middle)).size() + entries_of(read_all(last)).size();
   for (const std::string& f : {middle, last}) {
     Bytes bytes = read_all(f);
