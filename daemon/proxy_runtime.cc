@@ -57,6 +57,7 @@ ProxyRuntime::ProxyRuntime(uv_loop_t* loop, config::Settings settings)
     : loop_(loop),
       settings_(std::move(settings)),
       heartbeat_(loop),
+      freed_memory_(loop),
       readiness_(loop),
       watchdog_(loop),
       drain_timer_(loop) {}
