@@ -81,14 +81,7 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
     return std::unexpected(std::string("metrics listener: ") + e.what());
   }
   if (auto spool = open_spool(); !spool) return spool;
-  // Freed pages kept for reuse stay within max(budget, 32 MiB) (ARCHITECTURE.md).
-  const std::size_t retained =
-      std::max(static_cast<std::size_t>(settings_.producer.buffer_memory_bytes), kMinimumRetainedFreedBytes);
-  freed_memory_.start(kFreedMemoryCheckMs, kFreedMemoryCheckMs, [retained] {
-    if (const std::size_t returned = return_freed_memory_over(retained); returned > 0) {
-      spdlog::debug("allocator: returned {} bytes of freed memory to the kernel", returned);
-    }
-  });
+  bound_freed_memory();
   heartbeat_.start(0, kHeartbeatMs, [this] {
     health_.beat();
     update_spool_readiness();
@@ -134,6 +127,17 @@ std::expected<void, std::string> ProxyRuntime::start(std::function<void()> on_re
   }
   readiness_.start(0, kReadinessPollMs, [this] { check_ready(); });
   return {};
+}
+
+// Freed pages kept for reuse stay within max(budget, 32 MiB) (ARCHITECTURE.md).
+void ProxyRuntime::bound_freed_memory() {
+  const std::size_t retained =
+      std::max(static_cast<std::size_t>(settings_.producer.buffer_memory_bytes), kMinimumRetainedFreedBytes);
+  freed_memory_.start(kFreedMemoryCheckMs, kFreedMemoryCheckMs, [retained] {
+    if (const std::size_t returned = return_freed_memory_over(retained); returned > 0) {
+      spdlog::debug("allocator: returned {} bytes of freed memory to the kernel", returned);
+    }
+  });
 }
 
 // Before the loop runs: the spool's first commit after a start writes a

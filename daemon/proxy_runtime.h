@@ -77,6 +77,7 @@ class ProxyRuntime {
   void check_ready();
   bool accepts_before_upstream() const;
   void update_spool_readiness();
+  void bound_freed_memory();
   void exit_if_fatal();
   void sample_metrics();
   void reload_tls();
