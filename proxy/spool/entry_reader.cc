@@ -20,12 +20,19 @@ std::uint32_t be32(const std::uint8_t* p) {
 
 std::expected<LoadedEntry, std::string> read_entry(const std::string& path, const EntryLocation& location,
                                                    EntryId expected_id) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(path + ": cannot open: " + std::strerror(errno));
+  auto out = read_entry(fd, path, location, expected_id);
+  ::close(fd);
+  return out;
+}
+
+std::expected<LoadedEntry, std::string> read_entry(int fd, const std::string& path, const EntryLocation& location,
+                                                   EntryId expected_id) {
   const std::string where = path + " at offset " + std::to_string(location.offset);
   if (location.size < kEntryHeaderBytes || location.size > kMaxEntryBytes + kEntryFrameBytes) {
     return std::unexpected(where + ": impossible entry size " + std::to_string(location.size));
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::unexpected(path + ": cannot open: " + std::strerror(errno));
   LoadedEntry out;
   out.bytes.resize(location.size);
   std::size_t done = 0;
@@ -37,12 +44,10 @@ std::expected<LoadedEntry, std::string> read_entry(const std::string& path, cons
       std::string message = where;
       message += ": cannot read: ";
       message += n < 0 ? std::strerror(errno) : "the file ends before the entry";
-      ::close(fd);
       return std::unexpected(std::move(message));
     }
     done += static_cast<std::size_t>(n);
   }
-  ::close(fd);
   const ByteView payload = ByteView(out.bytes).subspan(kEntryFrameBytes);
   if (be32(out.bytes.data()) != payload.size() || crc32c(payload) != be32(out.bytes.data() + 4)) {
     return std::unexpected(where + ": the entry no longer matches its checksum");

@@ -24,8 +24,15 @@ struct LoadedEntry {
   Entry entry;
 };
 
-// The entry `expected_id` at `location` of the segment file `path`, or why not.
+// The entry `expected_id` at `location` of the segment file `path`, or why
+// not. Opens the file and closes it again.
 std::expected<LoadedEntry, std::string> read_entry(const std::string& path, const EntryLocation& location,
+                                                   EntryId expected_id);
+// The same from `fd`, a descriptor of that segment file opened for reading
+// and kept by the caller (a reader of a run of entries opens the segment
+// once); `path` only names it in errors. The fd is left open; concurrent
+// calls on one fd are safe (pread).
+std::expected<LoadedEntry, std::string> read_entry(int fd, const std::string& path, const EntryLocation& location,
                                                    EntryId expected_id);
 
 }  // namespace pp::spool
