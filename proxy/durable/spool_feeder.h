@@ -2,28 +2,50 @@
 // (docs/design/SPOOL.md, "What recovery yields"): records acknowledged from
 // the spool while the producer was over its memory budget or behind a
 // backlog, and after a restart the records no batch had taken yet. It reads
-// one Records entry at a time back from its segment, on libuv's threadpool
-// (read_entry blocks), in append order (so each partition's order), and
-// submits it to the producer as a durable run only while durable runs take
-// less than half the producer's memory budget (room_for_durable): however
-// much the spool holds, memory holds at most the budget and one entry.
+// Records entries back from their segments on libuv's threadpool (read_entry
+// blocks), in append order (so each partition's order), and submits them to
+// the producer as durable runs only while durable runs take less than half
+// the producer's memory budget (room_for_durable).
+//
+// One read job at a time reads a run of consecutive owed entries of one
+// segment: at most kMaxEntriesPerJob entries and kMaxBytesPerJob bytes, and
+// no more bytes than the durable share of the budget has room for (at least
+// one entry). So however much the spool holds, memory holds at most the
+// budget and one entry. As soon as a job's entries are submitted the next
+// job starts if there is room; while there is none, the budget is looked at
+// again every few milliseconds.
+//
+// The segment's file descriptor is kept open from job to job while the
+// entries owed next are in the same segment. It is closed (on the
+// threadpool, as close may free a deleted file's blocks) when the feeder
+// looks at what it owes (after every job, and every few milliseconds while
+// it waits for room) and finds the next owed entry in another segment, the
+// segment deleted (SpoolWriter::segment_path is null), or nothing owed: a
+// deleted segment's file is not kept past the job that read it, or past the
+// next look at the budget.
 //
 // It keeps no list of its own: what it owes is a range of entry ids, and
 // the spool's index (SpoolIndex::next_unsequenced) says which entries in it
 // still have records to send and from which record on. So a backlog costs
 // memory only in the index, which holds every owed entry's metadata anyway,
-// and an entry resolved meanwhile (failed, or its segment gone) is skipped.
+// and an entry resolved meanwhile (failed, or its segment gone), before its
+// job starts or while it runs, is skipped.
 //
 // An entry that cannot be read back (its bytes changed on disk since it was
 // written) cannot be delivered: it is logged, and failed in the spool so it
 // does not hold its segment for ever.
 //
-// Loop thread only. Destroying it with a read in flight is safe: the read
-// completes on the threadpool and is dropped.
+// Threads: every member function runs on the loop thread. A read job's
+// threadpool half touches only its Job (the fd handed to it, the locations,
+// its results), never the feeder, the writer or the index; the fd is the
+// job's while it runs and the feeder's again when its completion runs on
+// the loop. Destroying the feeder with a read in flight is safe: the read
+// completes on the threadpool, its results are dropped and its fd closed.
 #pragma once
 
 #include <uv.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -66,6 +88,12 @@ class SpoolFeeder {
   std::size_t backlog() const;
   // Entries fed to the producer so far.
   std::uint64_t fed() const { return fed_; }
+  // Read jobs started so far (each reads one or more entries).
+  std::uint64_t jobs() const { return jobs_; }
+
+  // A read job's caps: entries and bytes.
+  static constexpr std::size_t kMaxEntriesPerJob = 64;
+  static constexpr std::size_t kMaxBytesPerJob = std::size_t{1} << 20;
 
   // Whether a durable run may be held in memory now: below half the
   // budget. Durable runs wait for the upstream however long it is away, so
@@ -79,8 +107,11 @@ class SpoolFeeder {
 
  private:
   void pump();
-  void start_read(const spool::PendingRecords& owed, const std::string& path);
+  void start_read(const spool::PendingRecords& first, const std::string& path);
   void finish_read(Job& job);
+  void feed(Job& job);
+  // Closes the kept segment fd, if any, on the threadpool.
+  void release_fd();
 
   uv_loop_t* loop_;
   spool::SpoolWriter& writer_;
@@ -90,7 +121,12 @@ class SpoolFeeder {
   spool::EntryId next_ = 1;
   spool::EntryId last_ = spool::kNoEntry;
   Job* job_ = nullptr;  // the read in flight, owned by its threadpool request
-  net::Timer retry_;    // while the budget is full
+  // The segment fd kept between jobs (-1: none) and its segment; handed to
+  // the next job, which owns it while it runs.
+  int fd_ = -1;
+  std::uint64_t fd_segment_ = 0;
+  std::uint64_t jobs_ = 0;
+  net::Timer retry_;  // while the budget is full
   std::uint64_t fed_ = 0;
 };
 

@@ -6,6 +6,9 @@
 #include "proxy/durable/spool_feeder.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "proxy/durable/spooled_run.h"
 #include "tests/unit/durable/durable_harness.h"
@@ -35,6 +38,55 @@ spool::EntryId spool_run(DurableHarness& h, const std::string& tag, int count) {
   const RecordRun run = values_run(tag, count);
   const Bytes batch = encode_run_batch(run);
   return append_durable(h, records_entry_for("t", 0, run, batch));
+}
+
+void fail_entry(DurableHarness& h, spool::EntryId id) {
+  spool::ResolvedEntry failed;
+  failed.target = id;
+  failed.outcome = spool::Outcome::kFailed;
+  append_durable(h, failed);
+}
+
+// Sends and answers what the producer has until `want` values went out.
+std::vector<std::string> deliver(DurableHarness& h, std::size_t want) {
+  std::vector<std::string> delivered;
+  for (int round = 0; round < 100 && delivered.size() < want; ++round) {
+    h.spin(
+        [&] {
+          h.producer().poll();
+          return !h.upstream().outstanding.empty();
+        },
+        std::chrono::seconds(5));
+    while (!h.upstream().outstanding.empty()) {
+      auto sent = h.upstream().take_with("t", 0);
+      for (const auto& s : sent.batches) {
+        for (const auto& v : values_of(s)) delivered.push_back(v);
+      }
+      pp::testing::ScriptedUpstream::answer(sent, [](const auto&) { return pp::testing::PartitionAnswer{}; });
+    }
+  }
+  return delivered;
+}
+
+// Descriptors of this process open on the file `path`.
+int fds_on(const std::string& path) {
+  int n = 0;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(fd.path(), ec).string() == path && !ec) ++n;
+  }
+  return n;
+}
+
+// Descriptors of this process open on files of `dir` that were deleted.
+int deleted_fds_in(const std::string& dir) {
+  int n = 0;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && target.starts_with(dir) && target.ends_with(" (deleted)")) ++n;
+  }
+  return n;
 }
 
 TEST(SpoolFeeder, FeedsWhatTheIndexStillOwesFromItsFirstUnsequencedRecord) {
@@ -92,6 +144,81 @@ TEST(SpoolFeeder, FeedsWhatTheIndexStillOwesFromItsFirstUnsequencedRecord) {
   feeder.push(d);
   h.spin([&] { return feeder.empty(); });
   EXPECT_EQ(feeder.fed(), 3U);
+}
+
+TEST(SpoolFeeder, ReadsARunOfOwedEntriesInOneJobSkippingResolvedOnes) {
+  TempDir dir;
+  DurableHarness h(dir.path());
+  h.start_producer();
+  std::vector<spool::EntryId> ids;
+  ids.reserve(6);
+  for (int i = 0; i < 6; ++i) ids.push_back(spool_run(h, std::string(1, static_cast<char>('a' + i)), 2));
+  fail_entry(h, ids[1]);
+  fail_entry(h, ids[4]);
+
+  SpoolFeeder feeder(h.loop(), h.writer(), h.producer());
+  for (const spool::EntryId id : ids) feeder.push(id);
+  EXPECT_EQ(feeder.jobs(), 1U) << "the first push started a job for A";
+  h.spin([&] { return feeder.empty(); });
+  EXPECT_TRUE(feeder.empty());
+  EXPECT_EQ(feeder.jobs(), 2U) << "A, then C, D and F (owed by then, in one segment) in one job";
+  EXPECT_EQ(feeder.fed(), 4U);
+  EXPECT_EQ(deliver(h, 8), (std::vector<std::string>{"a-0", "a-1", "c-0", "c-1", "d-0", "d-1", "f-0", "f-1"}));
+  h.spin([&] { return deleted_fds_in(dir.path()) == 0; });
+}
+
+TEST(SpoolFeeder, KeepsItsSegmentOpenAcrossJobsAndClosesItOnceTheSegmentIsDeleted) {
+  TempDir dir;
+  spool::SpoolWriterConfig small;
+  small.segment_bytes = 4096;  // holds A and B (40 records each), not C too
+  // Half the budget is less than one entry of 40 records.
+  DurableHarness h(dir.path(), small, 256);
+  h.start_producer();
+  // A and B in one segment; C, larger than a segment, in the next.
+  const RecordRun run_a = values_run("a", 40);
+  const RecordRun run_b = values_run("b", 40);
+  const Bytes batch_a = encode_run_batch(run_a);
+  const Bytes batch_b = encode_run_batch(run_b);
+  spool::EntryId a = spool::kNoEntry;
+  spool::EntryId b = spool::kNoEntry;
+  h.writer().append(records_entry_for("t", 0, run_a, batch_a), [&](int, spool::EntryId id) { a = id; });
+  h.writer().append(records_entry_for("t", 0, run_b, batch_b), [&](int, spool::EntryId id) { b = id; });
+  h.spin([&] { return a != spool::kNoEntry && b != spool::kNoEntry; });
+  const spool::EntryId c = spool_run(h, "c", 400);
+  const std::uint64_t segment = h.writer().index().records(a)->location.segment;
+  ASSERT_EQ(segment, h.writer().index().records(b)->location.segment);
+  ASSERT_NE(segment, h.writer().index().records(c)->location.segment);
+  const std::string path = *h.writer().segment_path(segment);
+
+  SpoolFeeder feeder(h.loop(), h.writer(), h.producer());
+  for (const spool::EntryId id : {a, b, c}) feeder.push(id);
+  h.spin([&] { return feeder.fed() == 1; });
+  ASSERT_EQ(feeder.fed(), 1U);
+  ASSERT_FALSE(SpoolFeeder::room_for_durable(h.producer().memory_budget()));
+  h.spin([] { return false; }, std::chrono::milliseconds(50));
+  EXPECT_EQ(feeder.jobs(), 1U) << "B did not fit in the first job and waits for room";
+  EXPECT_EQ(fds_on(path), 1) << "the segment stays open while B, next in it, waits";
+
+  // Between jobs everything in the segment is resolved and it is deleted:
+  // its fd is closed although the budget is still full.
+  fail_entry(h, a);
+  fail_entry(h, b);
+  h.spin([&] {
+    spool_run(h, "x", 1);  // commits, which delete resolved segments
+    return h.writer().segment_path(segment) == nullptr && fds_on(path) == 0 && deleted_fds_in(dir.path()) == 0;
+  });
+  EXPECT_EQ(h.writer().segment_path(segment), nullptr);
+  EXPECT_EQ(fds_on(path), 0);
+  EXPECT_EQ(deleted_fds_in(dir.path()), 0) << "no fd kept on a deleted segment";
+  EXPECT_EQ(feeder.jobs(), 1U);
+
+  // Room again: B (failed) is skipped, C read from its own segment.
+  const auto delivered = deliver(h, 440);
+  h.spin([&] { return feeder.empty(); });
+  EXPECT_EQ(delivered.size(), 440U);
+  EXPECT_EQ(delivered.back(), "c-399");
+  EXPECT_EQ(feeder.fed(), 2U);
+  EXPECT_EQ(feeder.jobs(), 2U);
 }
 
 }  // namespace
