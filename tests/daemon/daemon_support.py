@@ -204,17 +204,19 @@ class TestCluster:
             self.proc.wait(timeout=10)
 
 
-def run_tests(module, *required_options):
-    """A daemon test file's __main__: parses --proxy and `required_options`
-    (e.g. "--cluster") into module.ARGS, then runs its unittest cases with
-    the arguments left over."""
+def run_tests(module, *required_options, options=None):
+    """A test file's __main__: parses --proxy and `required_options` (e.g.
+    "--cluster") into module.ARGS, with the file's own `options(parser)`
+    if given, then runs its unittest cases with the arguments left over."""
     import argparse
     import sys
     import unittest
     import warnings
     warnings.simplefilter("ignore", ResourceWarning)
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(add_help=False)
     for option in ("--proxy",) + required_options:
         parser.add_argument(option, required=True)
+    if options is not None:
+        options(parser)
     module.ARGS, rest = parser.parse_known_args()
-    unittest.main(module=module, argv=[sys.argv[0]] + rest)
+    unittest.main(module=module, argv=[sys.argv[0]] + rest, verbosity=2, warnings="ignore")

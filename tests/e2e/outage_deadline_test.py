@@ -26,15 +26,14 @@ message.timeout.ms=120000, 1,000 records/s per client (~50 s). --full adds a
 75 s outage with librdkafka's default timeouts and a 150 s outage (2,000
 records/s each; ~8 min).
 """
-import argparse
 import os
 import sys
 import unittest
-import warnings
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import outage_support as s  # noqa: E402
+from daemon_support import run_tests  # noqa: E402
 
 ARGS = None
 
@@ -62,16 +61,9 @@ class OutageDeadline(unittest.TestCase):
         self.run_case(150, s.DEFAULT_TIMEOUTS, 2000, "150 s outage, librdkafka's default timeouts")
 
 
-def main():
-    global ARGS
-    warnings.simplefilter("ignore", ResourceWarning)
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--proxy", required=True)
-    ap.add_argument("--cluster", required=True)
-    ap.add_argument("--full", action="store_true")
-    ARGS, rest = ap.parse_known_args()
-    unittest.main(module=sys.modules[__name__], argv=[sys.argv[0]] + rest, verbosity=2, warnings="ignore")
+def options(parser):
+    parser.add_argument("--full", action="store_true")
 
 
 if __name__ == "__main__":
-    main()
+    run_tests(sys.modules[__name__], "--cluster", options=options)

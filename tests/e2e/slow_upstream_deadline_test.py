@@ -24,17 +24,16 @@ Keys and values are unique. Asserted, per client:
 
 ~10 s (~40 s before the fix: the queue drains slowly).
 """
-import argparse
 import os
 import sys
 import tempfile
 import time
 import unittest
-import warnings
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import outage_support as s  # noqa: E402
+from daemon_support import run_tests  # noqa: E402
 
 ARGS = None
 RATE = 600           # records/s each client offers
@@ -113,15 +112,5 @@ class SlowUpstream(unittest.TestCase):
         self.assertEqual(problems[:30], [], "%d problems; proxy log tail:\n%s" % (len(problems), proxy.text()[-3000:]))
 
 
-def main():
-    global ARGS
-    warnings.simplefilter("ignore", ResourceWarning)
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--proxy", required=True)
-    ap.add_argument("--cluster", required=True)
-    ARGS, rest = ap.parse_known_args()
-    unittest.main(module=sys.modules[__name__], argv=[sys.argv[0]] + rest, verbosity=2, warnings="ignore")
-
-
 if __name__ == "__main__":
-    main()
+    run_tests(sys.modules[__name__], "--cluster")

@@ -17,7 +17,6 @@ v2 batches and with Produce v2's legacy messages, kcat in legacy mode).
 About 30 s. Stdlib, Debian's python3-kafka, kcat; everything on 127.0.0.1,
 every wait bounded.
 """
-import argparse
 import collections
 import os
 import shutil
@@ -25,11 +24,11 @@ import subprocess
 import sys
 import time
 import unittest
-import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import spool_support as s  # noqa: E402
+from daemon_support import run_tests  # noqa: E402
 from kafka import KafkaProducer  # noqa: E402
 
 ARGS = None
@@ -175,15 +174,5 @@ class SpoolAck(unittest.TestCase):
         self.assert_once(acked)
 
 
-def main():
-    global ARGS
-    warnings.simplefilter("ignore", ResourceWarning)
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--proxy", required=True)
-    ap.add_argument("--cluster", required=True)
-    ARGS, rest = ap.parse_known_args()
-    unittest.main(module=sys.modules[__name__], argv=[sys.argv[0]] + rest, verbosity=2, warnings="ignore")
-
-
 if __name__ == "__main__":
-    main()
+    run_tests(sys.modules[__name__], "--cluster")

@@ -29,7 +29,6 @@ never crashes, never delivers a corrupt record, and loses only the torn tail.
 A self-check first proves the checkers reject doctored read-backs and
 inspect outputs. About 40 s. Stdlib, Debian's python3-confluent-kafka, kcat.
 """
-import argparse
 import collections
 import os
 import random
@@ -41,12 +40,12 @@ import subprocess
 import sys
 import time
 import unittest
-import warnings
 import zlib
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import spool_support as s  # noqa: E402
+from daemon_support import run_tests  # noqa: E402
 
 ARGS = None
 TOPIC = "corrupt"
@@ -427,18 +426,11 @@ class SpoolCorruption(unittest.TestCase):
                 shutil.rmtree(workdir, ignore_errors=True)
 
 
-def main():
-    global ARGS
-    warnings.simplefilter("ignore", ResourceWarning)
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--proxy", required=True)
-    ap.add_argument("--cluster", required=True)
-    ap.add_argument("--seed", type=int)
-    ap.add_argument("--cuts", type=int, default=100)
-    ap.add_argument("--runs", type=int, default=5)
-    ARGS, rest = ap.parse_known_args()
-    unittest.main(module=sys.modules[__name__], argv=[sys.argv[0]] + rest, verbosity=2, warnings="ignore")
+def options(parser):
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--cuts", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=5)
 
 
 if __name__ == "__main__":
-    main()
+    run_tests(sys.modules[__name__], "--cluster", options=options)

@@ -43,7 +43,6 @@ Scenarios:
 CI form about 3.5 minutes; --full lengthens 1 (the issue's 40,000-record
 streams) and 2 (10 minutes).
 """
-import argparse
 import os
 import re
 import shutil
@@ -51,11 +50,11 @@ import subprocess
 import sys
 import time
 import unittest
-import warnings
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import spool_support as s  # noqa: E402
+from daemon_support import run_tests  # noqa: E402
 
 ARGS = None
 CORRUPT = "produce_proxy_spool_corrupt_bytes_total"
@@ -481,16 +480,9 @@ class SpoolFaults(unittest.TestCase):
             run.close()
 
 
-def main():
-    global ARGS
-    warnings.simplefilter("ignore", ResourceWarning)
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--proxy", required=True)
-    ap.add_argument("--cluster", required=True)
-    ap.add_argument("--full", action="store_true")
-    ARGS, rest = ap.parse_known_args()
-    unittest.main(module=sys.modules[__name__], argv=[sys.argv[0]] + rest, verbosity=2, warnings="ignore")
+def options(parser):
+    parser.add_argument("--full", action="store_true")
 
 
 if __name__ == "__main__":
-    main()
+    run_tests(sys.modules[__name__], "--cluster", options=options)

@@ -37,7 +37,6 @@ renumbered (ambiguous_renumbered_total{reason="spool_replay"} = 0: this
 broker never forgets a producer); the spool drained. The checker is shown
 to reject doctored read-backs first. About 60 s.
 """
-import argparse
 import json
 import os
 import re
@@ -47,11 +46,11 @@ import sys
 import threading
 import time
 import unittest
-import warnings
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import spool_support as s  # noqa: E402
+from daemon_support import run_tests  # noqa: E402
 
 ARGS = None
 SPOOL_RECORDS = "produce_proxy_spool_records"
@@ -337,15 +336,5 @@ class SpoolReplayFaults(unittest.TestCase):
         self.scenario("again", before_kill, at_restart, after_restart, retain=20, mid_replay=mid_replay)
 
 
-def main():
-    global ARGS
-    warnings.simplefilter("ignore", ResourceWarning)
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--proxy", required=True)
-    ap.add_argument("--cluster", required=True)
-    ARGS, rest = ap.parse_known_args()
-    unittest.main(module=sys.modules[__name__], argv=[sys.argv[0]] + rest, verbosity=2, warnings="ignore")
-
-
 if __name__ == "__main__":
-    main()
+    run_tests(sys.modules[__name__], "--cluster")
