@@ -1,8 +1,11 @@
 #include "proxy/net/accepted_connection.h"
 
+#include <deque>
 #include <memory>
+#include <unordered_map>
 #include <utility>
 
+#include "proxy/net/handle.h"
 #include "proxy/net/timer.h"
 
 namespace pp::net {
@@ -30,6 +33,47 @@ std::span<std::uint8_t> loop_plaintext_buffer() {
   return {buffer.get(), kRecordPlaintextBytes};
 }
 
+// Handshake steps that may sign (a server's first flight answers the
+// ClientHello with a signature by the server's key, the costliest step of a
+// handshake) run at most this many per loop iteration; the rest wait, first come first served, for
+// the next iterations, so the requests of connections already established
+// are read between them.
+constexpr std::size_t kSigningStepsPerTurn = 2;
+
+// The idle handle that gives waiting handshakes their turns (HandleOwner).
+struct TurnHandle {
+  uv_idle_t handle{};
+  bool detached = false;
+  void detach() { detached = true; }
+};
+
+void run_waiting_handshakes(uv_loop_t* loop);
+
+// Per loop: the signing steps taken since the last turn of the waiting
+// queue began, and the connections waiting for a step (weakly: a closed or
+// dropped one is skipped). The idle handle runs only while one waits.
+struct LoopPacer {
+  std::size_t steps = 0;
+  std::deque<std::weak_ptr<AcceptedConnection::State>> waiting;
+  HandleOwner<TurnHandle> turns;
+
+  void wake(uv_loop_t* loop) {
+    if (turns) return;
+    turns = HandleOwner<TurnHandle>(new TurnHandle());
+    uv_idle_init(loop, &turns->handle);
+    turns->handle.data = turns.get();
+    uv_idle_start(&turns->handle, [](uv_idle_t* idle) {
+      if (!static_cast<TurnHandle*>(idle->data)->detached) run_waiting_handshakes(idle->loop);
+    });
+  }
+};
+
+// Loop thread only: each loop's pacer lives on the thread that runs it.
+LoopPacer& pacer_of(uv_loop_t* loop) {
+  thread_local std::unordered_map<uv_loop_t*, LoopPacer> pacers;
+  return pacers[loop];
+}
+
 }  // namespace
 
 // Everything the connection is; the socket's callbacks hold it (weakly, and
@@ -45,9 +89,11 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
   HandshakeCallback on_handshake;
   std::function<void()> on_tls_attempt;
   Bytes early;     // plaintext that came with the handshake, not yet handed over
+  Bytes held;      // the peer's first handshake bytes, read while waiting for a signing step
   Timer handover;  // hands `early` over on a later loop turn
   bool first_byte_seen = false;
   bool handshake_reported = false;
+  bool answered = false;    // the session has sent its first flight (TLS)
   bool want_reads = false;  // the session asked to read (TLS, after the handshake)
   bool open = true;
   uv_loop_t* loop = nullptr;
@@ -76,6 +122,36 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
                      "the first bytes are no TLS handshake record: a plaintext client on the TLS listener?"});
       return;
     }
+    if (!handshake_reported && !answered && !may_sign_now()) {
+      wait_for_turn(data);
+      return;
+    }
+    on_ciphertext(data);
+  }
+
+  // Takes a signing step of this loop's turn unless the turn has none left
+  // or others wait before this one.
+  bool may_sign_now() const {
+    LoopPacer& pacer = pacer_of(loop);
+    if (!pacer.waiting.empty() || pacer.steps >= kSigningStepsPerTurn) return false;
+    ++pacer.steps;
+    return true;
+  }
+
+  // Keeps `data` and stops reading: a waiting connection holds one read's
+  // bytes at most, until its turn comes.
+  void wait_for_turn(ByteView data) {
+    held.insert(held.end(), data.begin(), data.end());
+    tcp.stop_reading();
+    LoopPacer& pacer = pacer_of(loop);
+    pacer.waiting.push_back(weak_from_this());
+    pacer.wake(loop);
+  }
+
+  // Its turn (a signing step already taken): reads again, then handshakes.
+  void take_turn() {
+    Bytes data = std::exchange(held, Bytes());
+    tcp.start_reading();
     on_ciphertext(data);
   }
 
@@ -190,7 +266,9 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
 
   void flush_output(std::shared_ptr<void> keep) {
     Bytes out = session->take_output();
-    if (!out.empty()) tcp.write(std::move(out), std::move(keep));
+    if (out.empty()) return;
+    answered = true;
+    tcp.write(std::move(out), std::move(keep));
   }
 
   void close() {
@@ -206,6 +284,7 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
     on_read_into = nullptr;
     on_handshake = nullptr;
     on_tls_attempt = nullptr;
+    held = Bytes();
     handover = Timer();
     tcp.close();
   }
@@ -226,6 +305,25 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
     });
   }
 };
+
+namespace {
+
+// One turn: a fresh count of signing steps, and as many waiting
+// connections as it allows, oldest first.
+void run_waiting_handshakes(uv_loop_t* loop) {
+  LoopPacer& pacer = pacer_of(loop);
+  pacer.steps = 0;
+  while (pacer.steps < kSigningStepsPerTurn && !pacer.waiting.empty()) {
+    const std::shared_ptr<AcceptedConnection::State> next = pacer.waiting.front().lock();
+    pacer.waiting.pop_front();
+    if (!next || !next->open) continue;
+    ++pacer.steps;
+    next->take_turn();
+  }
+  if (pacer.waiting.empty()) pacer.turns = HandleOwner<TurnHandle>();
+}
+
+}  // namespace
 
 AcceptedConnection::~AcceptedConnection() {
   close();

@@ -16,6 +16,15 @@
 // callback on a later loop turn once the session reads, never inside
 // start_reading().
 //
+// A TLS handshake's steps that may sign (reading the ClientHello, until the
+// server's first flight is out) are rationed per loop: a few per loop
+// iteration, the rest waiting first come first served for the next
+// iterations (a libuv idle handle runs while any wait), so that a burst of
+// ClientHellos cannot hold up the requests of connections already
+// established for all their signatures. A waiting connection stops reading
+// and holds the one read it got (at most the socket's read buffer). Its
+// handshake callback runs as before, and closing it drops it from the wait.
+//
 // A plaintext connection whose first bytes are a TLS handshake record (a
 // client configured for TLS on a plaintext listener) is closed: its
 // mismatch callback runs, then its close callback with UV_EPROTO.

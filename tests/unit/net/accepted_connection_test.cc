@@ -5,8 +5,13 @@
 // a TLS listener and a TLS client on a plaintext one are each told apart.
 #include "proxy/net/accepted_connection.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
@@ -139,6 +144,84 @@ TEST_F(AcceptedConnectionTest, PlaintextOnATlsListenerAndTlsOnAPlaintextOne) {
 
   kafka_client.close();
   tls_client.close();
+  accepted.clear();
+  tls_listener->close();
+  plain_listener->close();
+}
+
+// A blocking loopback socket of the test's own, outside the loop, so that
+// bytes are on the wire before the loop runs a turn.
+int connect_raw(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0) return -1;
+  return fd;
+}
+
+bool send_raw(int fd, ByteView bytes) {
+  return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+}
+
+// The server has answered this client's ClientHello (its flight is waiting).
+bool has_answer(int fd) {
+  std::uint8_t byte = 0;
+  return ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+}
+
+// Many ClientHellos in one loop turn: the server signs only a few of them
+// before a plaintext connection's request, read in the same turn, reaches
+// its session; the rest are answered on later turns, every one of them.
+TEST_F(AcceptedConnectionTest, ClientHellosInOneTurnDoNotHoldUpAPlaintextRequest) {
+  constexpr int kHellos = 24;
+  auto server_ctx =
+      TlsContext::server(TlsServerFiles{pki_.broker.cert, pki_.broker.key, "", ClientCertificates::kNone});
+  ASSERT_TRUE(server_ctx.has_value()) << server_ctx.error();
+  std::vector<AcceptedConnection> accepted;
+  int handshake_outcomes = 0;
+  auto tls_listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
+    accepted.push_back(AcceptedConnection::tls(std::move(c), *server_ctx,
+                                               [&](const std::optional<TlsFailure>&) { ++handshake_outcomes; }));
+  });
+  std::vector<int> tls_fds;
+  std::optional<int> answered_before_request;
+  auto plain_listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
+    accepted.push_back(AcceptedConnection::plaintext(std::move(c), nullptr));
+    accepted.back().set_callbacks(
+        [&](ByteView) {
+          if (answered_before_request) return;
+          answered_before_request = static_cast<int>(std::count_if(tls_fds.begin(), tls_fds.end(), has_answer));
+        },
+        [](int) {});
+    accepted.back().start_reading();
+  });
+  ASSERT_TRUE(tls_listener.has_value() && plain_listener.has_value());
+
+  auto client_ctx = TlsContext::client(TlsFiles{pki_.ca_file, "", ""});
+  ASSERT_TRUE(client_ctx.has_value());
+  for (int i = 0; i < kHellos; ++i) {
+    TlsSession client(*client_ctx, TlsSession::Role::kClient, "localhost", false);
+    ASSERT_TRUE(client.start().has_value());
+    const int fd = connect_raw(tls_listener->port());
+    ASSERT_GE(fd, 0);
+    tls_fds.push_back(fd);
+    ASSERT_TRUE(send_raw(fd, client.take_output()));
+  }
+  const int plain_fd = connect_raw(plain_listener->port());
+  ASSERT_GE(plain_fd, 0);
+  ASSERT_TRUE(send_raw(plain_fd, Bytes{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0, 0}));
+
+  run_until([&] { return answered_before_request.has_value(); });
+  ASSERT_TRUE(answered_before_request.has_value());
+  EXPECT_LE(*answered_before_request, 4) << "ClientHellos signed before the plaintext request was read";
+  run_until([&] { return std::all_of(tls_fds.begin(), tls_fds.end(), has_answer); });
+  EXPECT_TRUE(std::all_of(tls_fds.begin(), tls_fds.end(), has_answer)) << "a waiting ClientHello was never answered";
+  EXPECT_EQ(handshake_outcomes, 0);
+
+  for (const int fd : tls_fds) ::close(fd);
+  ::close(plain_fd);
   accepted.clear();
   tls_listener->close();
   plain_listener->close();
