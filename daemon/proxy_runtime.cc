@@ -405,7 +405,7 @@ void ProxyRuntime::wire_spool() {
   }
   producer.restore(std::move(plan.batches));
   if (batches > 0) metrics_->spool_observer().on_replayed_batches(batches);
-  for (durable::FeedItem& item : plan.unsequenced) feeder_->push(std::move(item));
+  for (const durable::FeedItem& item : plan.unsequenced) feeder_->push(item);
 }
 
 RecordSink& ProxyRuntime::client_sink() {
