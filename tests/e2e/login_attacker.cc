@@ -531,7 +531,8 @@ int Attacker::run() {
     const int wait_ms = std::clamp(static_cast<int>((next_due - now) * 1000), 0, 20);
     const int n = epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), wait_ms);
     for (int i = 0; i < n; ++i) {
-      const auto it = conns_.find(events[static_cast<std::size_t>(i)].data.u64);
+      const std::uint64_t id = events[static_cast<std::size_t>(i)].data.u64;  // epoll_event is packed: copy
+      const auto it = conns_.find(id);
       if (it != conns_.end()) advance(*it->second);
     }
     if (now - last_sweep > 0.1) {
