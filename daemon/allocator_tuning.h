@@ -42,7 +42,7 @@ AllocatorTuning keep_freed_memory_for_reuse(std::size_t retained_bytes);
 // When the pages kept but unused exceed `retained_bytes`, returns them all to
 // the kernel and says how many bytes that was; 0 otherwise, and always 0 off
 // jemalloc (glibc trims by its own thresholds). Costs a stats refresh, so
-// call it about once a second, from any one thread.
+// call it every few seconds at most, from any one thread.
 std::size_t return_freed_memory_over(std::size_t retained_bytes);
 
 // jemalloc's version and how long it keeps freed pages before purging them

@@ -20,7 +20,7 @@ namespace pp {
 namespace {
 
 constexpr std::uint64_t kHeartbeatMs = 200;  // /healthz: the loop answers
-constexpr std::uint64_t kFreedMemoryCheckMs = 1000;
+constexpr std::uint64_t kFreedMemoryCheckMs = 10000;
 constexpr std::size_t kMinimumRetainedFreedBytes = std::size_t{32} << 20;
 constexpr std::uint64_t kReadinessPollMs = 50;
 constexpr std::uint64_t kDrainPollMs = 20;

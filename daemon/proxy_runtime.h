@@ -120,7 +120,7 @@ class ProxyRuntime {
   std::optional<int> drained_exit_code_;  // known, waiting for the spool to close
   bool spool_closed_ = false;
   net::Timer heartbeat_;
-  net::Timer freed_memory_;  // return_freed_memory_over(), once a second
+  net::Timer freed_memory_;  // return_freed_memory_over(), every 10 s
   net::Timer readiness_;
   net::Timer watchdog_;
   net::Timer drain_timer_;
