@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 namespace pp::spool {
 
@@ -163,14 +164,19 @@ void SpoolIndex::release(std::uint64_t segment) {
   if (it != segments_.end() && it->second.unresolved > 0) --it->second.unresolved;
 }
 
+std::optional<PendingRecords> SpoolIndex::unsequenced_part(const RecordsState& r) const {
+  if (r.failed_rest) return std::nullopt;
+  const std::int32_t end = sequenced_end(r);
+  if (end >= r.info.record_count) return std::nullopt;
+  PendingRecords out = r.info;
+  out.first_unsequenced = end;
+  return out;
+}
+
 std::vector<PendingRecords> SpoolIndex::unsequenced_records() const {
   std::vector<PendingRecords> out;
   for (const auto& [id, r] : records_) {
-    if (r.failed_rest) continue;
-    const std::int32_t end = sequenced_end(r);
-    if (end >= r.info.record_count) continue;
-    out.push_back(r.info);
-    out.back().first_unsequenced = end;
+    if (auto part = unsequenced_part(r)) out.push_back(std::move(*part));
   }
   return out;
 }
@@ -199,12 +205,7 @@ const PendingRecords* SpoolIndex::records(EntryId id) const {
 
 std::optional<PendingRecords> SpoolIndex::next_unsequenced(EntryId from, EntryId through) const {
   for (auto it = records_.lower_bound(from); it != records_.end() && it->first <= through; ++it) {
-    if (it->second.failed_rest) continue;
-    const std::int32_t end = sequenced_end(it->second);
-    if (end >= it->second.info.record_count) continue;
-    PendingRecords out = it->second.info;
-    out.first_unsequenced = end;
-    return out;
+    if (auto part = unsequenced_part(it->second)) return part;
   }
   return std::nullopt;
 }
@@ -212,7 +213,7 @@ std::optional<PendingRecords> SpoolIndex::next_unsequenced(EntryId from, EntryId
 std::size_t SpoolIndex::count_unsequenced(EntryId from, EntryId through) const {
   std::size_t n = 0;
   for (auto it = records_.lower_bound(from); it != records_.end() && it->first <= through; ++it) {
-    if (!it->second.failed_rest && sequenced_end(it->second) < it->second.info.record_count) ++n;
+    if (unsequenced_part(it->second)) ++n;
   }
   return n;
 }

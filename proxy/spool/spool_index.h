@@ -144,6 +144,9 @@ class SpoolIndex {
   void drop_batch(EntryId id, bool resolved);
   void maybe_finish_records(EntryId id);
   std::int32_t sequenced_end(const RecordsState& r) const;
+  // `r`'s records not yet in a batch, from its first unsequenced one; nullopt
+  // when none are owed (all sequenced, or the rest failed).
+  std::optional<PendingRecords> unsequenced_part(const RecordsState& r) const;
   void release(std::uint64_t segment);
   void add_client_record(const Entry& entry, const RecordsEntry& records);
   void drop_client_record(EntryId id);
