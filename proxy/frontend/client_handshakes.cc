@@ -24,9 +24,9 @@ std::string_view client_tls_failure_reason(net::TlsFailureKind kind) {
   return "handshake";
 }
 
-ClientHandshakes::ClientHandshakes(MemoryBudget& budget, FrontendCounters& counters, FrontendObserver& observer,
-                                   Owner& owner)
-    : budget_(budget), counters_(counters), observer_(observer), owner_(owner) {}
+ClientHandshakes::ClientHandshakes(uv_loop_t* loop, MemoryBudget& budget, FrontendCounters& counters,
+                                   FrontendObserver& observer, Owner& owner)
+    : budget_(budget), counters_(counters), observer_(observer), owner_(owner), pacer_(loop) {}
 
 ClientHandshakes::~ClientHandshakes() {
   close_all();
@@ -55,7 +55,8 @@ bool ClientHandshakes::start(std::uint64_t id, net::TcpConnection tcp, std::uint
   pending.started_ms = now_ms;
   pending.charge = budget_.charge(MemoryUse::kTlsHandshakes, kHandshakeChargeBytes);
   pending.connection = net::AcceptedConnection::tls(
-      std::move(tcp), context_, [this, id](const std::optional<net::TlsFailure>& failure) { finished(id, failure); });
+      std::move(tcp), context_, pacer_,
+      [this, id](const std::optional<net::TlsFailure>& failure) { finished(id, failure); });
   pending_.emplace(id, std::move(pending));
   return true;
 }

@@ -12,6 +12,10 @@
 // (FrontendObserver::on_client_tls_failure). Nothing here touches another
 // connection.
 //
+// The listener's handshakes take their signing steps from one
+// net::HandshakePacer, owned here: made and gone with this, so two listeners
+// (or two front ends on one loop) never share or inherit a ration.
+//
 // The principal of a verified client certificate is its subject CN (the last
 // CN when there are several; no SAN is consulted). A verified certificate
 // without a usable CN fails the handshake when client certificates are
@@ -34,6 +38,7 @@
 #include "proxy/frontend/frontend_observer.h"
 #include "proxy/frontend/principal.h"
 #include "proxy/net/accepted_connection.h"
+#include "proxy/net/handshake_pacer.h"
 #include "proxy/net/tls_session.h"
 #include "proxy/pipeline/memory_uses.h"
 
@@ -63,8 +68,10 @@ class ClientHandshakes {
     ~Owner() = default;
   };
 
-  // `budget`, `counters`, `observer` and `owner` must outlive this.
-  ClientHandshakes(MemoryBudget& budget, FrontendCounters& counters, FrontendObserver& observer, Owner& owner);
+  // `budget`, `counters`, `observer` and `owner` must outlive this; the
+  // handshakes run on `loop`.
+  ClientHandshakes(uv_loop_t* loop, MemoryBudget& budget, FrontendCounters& counters, FrontendObserver& observer,
+                   Owner& owner);
   ~ClientHandshakes();
   ClientHandshakes(const ClientHandshakes&) = delete;
   ClientHandshakes& operator=(const ClientHandshakes&) = delete;
@@ -108,6 +115,9 @@ class ClientHandshakes {
   std::shared_ptr<net::TlsContext> context_;
   bool require_principal_ = false;
   std::uint64_t timeout_ms_ = 10000;
+  // Before pending_: the handshakes under way hold its address, and are
+  // closed (close_all) before it goes.
+  net::HandshakePacer pacer_;
   std::unordered_map<std::uint64_t, Pending> pending_;
   LogLimiter refusal_log_{std::chrono::seconds(1)};
 };

@@ -26,7 +26,7 @@ Frontend::Frontend(uv_loop_t* loop, FrontendConfig config, RecordSink& sink, Top
       deadlines_(loop),
       deferred_(loop),
       flow_(loop, context_->sink.memory_budget(), listener_, deferred_, context_->counters, context_->observer),
-      handshakes_(context_->sink.memory_budget(), context_->counters, context_->observer, *this) {
+      handshakes_(loop, context_->sink.memory_budget(), context_->counters, context_->observer, *this) {
   context_->deadlines = &deadlines_;
   context_->flow = &flow_;
   context_->deferred = &deferred_;

@@ -1,11 +1,8 @@
 #include "proxy/net/accepted_connection.h"
 
-#include <deque>
 #include <memory>
-#include <unordered_map>
 #include <utility>
 
-#include "proxy/net/handle.h"
 #include "proxy/net/timer.h"
 
 namespace pp::net {
@@ -33,54 +30,14 @@ std::span<std::uint8_t> loop_plaintext_buffer() {
   return {buffer.get(), kRecordPlaintextBytes};
 }
 
-// Handshake steps that may sign (a server's first flight answers the
-// ClientHello with a signature by the server's key, the costliest step of a
-// handshake) run at most this many per loop iteration; the rest wait, first come first served, for
-// the next iterations, so the requests of connections already established
-// are read between them.
-constexpr std::size_t kSigningStepsPerTurn = 2;
-
-// The idle handle that gives waiting handshakes their turns (HandleOwner).
-struct TurnHandle {
-  uv_idle_t handle{};
-  bool detached = false;
-  void detach() { detached = true; }
-};
-
-void run_waiting_handshakes(uv_loop_t* loop);
-
-// Per loop: the signing steps taken since the last turn of the waiting
-// queue began, and the connections waiting for a step (weakly: a closed or
-// dropped one is skipped). The idle handle runs only while one waits.
-struct LoopPacer {
-  std::size_t steps = 0;
-  std::deque<std::weak_ptr<AcceptedConnection::State>> waiting;
-  HandleOwner<TurnHandle> turns;
-
-  void wake(uv_loop_t* loop) {
-    if (turns) return;
-    turns = HandleOwner<TurnHandle>(new TurnHandle());
-    uv_idle_init(loop, &turns->handle);
-    turns->handle.data = turns.get();
-    uv_idle_start(&turns->handle, [](uv_idle_t* idle) {
-      if (!static_cast<TurnHandle*>(idle->data)->detached) run_waiting_handshakes(idle->loop);
-    });
-  }
-};
-
-// Loop thread only: each loop's pacer lives on the thread that runs it.
-LoopPacer& pacer_of(uv_loop_t* loop) {
-  thread_local std::unordered_map<uv_loop_t*, LoopPacer> pacers;
-  return pacers[loop];
-}
-
 }  // namespace
 
 // Everything the connection is; the socket's callbacks hold it (weakly, and
 // strongly while they run).
-struct AcceptedConnection::State : std::enable_shared_from_this<State> {
+struct AcceptedConnection::State final : std::enable_shared_from_this<State>, HandshakePacer::Waiter {
   TcpConnection tcp;
   std::unique_ptr<TlsSession> session;  // null: plaintext
+  HandshakePacer* pacer = nullptr;      // TLS, until the handshake is over: the listener's ration
   DataCallback on_data;
   CloseCallback on_close;
   ReadTarget read_target;  // TLS: where the session wants a record decrypted
@@ -129,27 +86,22 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
     on_ciphertext(data);
   }
 
-  // Takes a signing step of this loop's turn unless the turn has none left
-  // or others wait before this one.
-  bool may_sign_now() const {
-    LoopPacer& pacer = pacer_of(loop);
-    if (!pacer.waiting.empty() || pacer.steps >= kSigningStepsPerTurn) return false;
-    ++pacer.steps;
-    return true;
-  }
+  // Takes a signing step of the listener's ration unless it has none left
+  // this turn or others wait before this one.
+  bool may_sign_now() const { return pacer == nullptr || pacer->try_take_step(); }
 
   // Keeps `data` and stops reading: a waiting connection holds one read's
   // bytes at most, until its turn comes.
   void wait_for_turn(ByteView data) {
     held.insert(held.end(), data.begin(), data.end());
     tcp.stop_reading();
-    LoopPacer& pacer = pacer_of(loop);
-    pacer.waiting.push_back(weak_from_this());
-    pacer.wake(loop);
+    pacer->wait(std::weak_ptr<HandshakePacer::Waiter>(weak_from_this()));
   }
 
+  bool wants_turn() const override { return open; }
+
   // Its turn (a signing step already taken): reads again, then handshakes.
-  void take_turn() {
+  void take_turn() override {
     Bytes data = std::exchange(held, Bytes());
     tcp.start_reading();
     on_ciphertext(data);
@@ -200,6 +152,7 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
     }
     if (!session->handshake_done()) return;
     handshake_reported = true;
+    pacer = nullptr;
     // The session reads once it is set up: nothing may arrive before.
     tcp.stop_reading();
     if (*peer_closed) {
@@ -278,6 +231,7 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
     }
     open = false;
     want_reads = false;
+    pacer = nullptr;
     on_data = nullptr;
     on_close = nullptr;
     read_target = nullptr;
@@ -306,25 +260,6 @@ struct AcceptedConnection::State : std::enable_shared_from_this<State> {
   }
 };
 
-namespace {
-
-// One turn: a fresh count of signing steps, and as many waiting
-// connections as it allows, oldest first.
-void run_waiting_handshakes(uv_loop_t* loop) {
-  LoopPacer& pacer = pacer_of(loop);
-  pacer.steps = 0;
-  while (pacer.steps < kSigningStepsPerTurn && !pacer.waiting.empty()) {
-    const std::shared_ptr<AcceptedConnection::State> next = pacer.waiting.front().lock();
-    pacer.waiting.pop_front();
-    if (!next || !next->open) continue;
-    ++pacer.steps;
-    next->take_turn();
-  }
-  if (pacer.waiting.empty()) pacer.turns = HandleOwner<TurnHandle>();
-}
-
-}  // namespace
-
 AcceptedConnection::~AcceptedConnection() {
   close();
 }
@@ -340,10 +275,11 @@ AcceptedConnection AcceptedConnection::plaintext(TcpConnection tcp, std::functio
 }
 
 AcceptedConnection AcceptedConnection::tls(TcpConnection tcp, std::shared_ptr<TlsContext> context,
-                                           HandshakeCallback on_handshake) {
+                                           HandshakePacer& pacer, HandshakeCallback on_handshake) {
   auto state = std::make_shared<State>();
   state->loop = tcp.loop();
   state->tcp = std::move(tcp);
+  state->pacer = &pacer;
   state->on_handshake = std::move(on_handshake);
   state->session = std::make_unique<TlsSession>(std::move(context), TlsSession::Role::kServer, "", false);
   state->attach_socket();

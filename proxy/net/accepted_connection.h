@@ -4,7 +4,7 @@
 // reads and writes plaintext through the same calls either way and never
 // sees ciphertext.
 //
-//   auto c = AcceptedConnection::tls(std::move(tcp), context, [&](auto failure) {
+//   auto c = AcceptedConnection::tls(std::move(tcp), context, pacer, [&](auto failure) {
 //     if (failure) { /* log, count, drop c */ return; }
 //     /* handshake done: hand c to a session, which sets its callbacks */
 //   });
@@ -17,13 +17,14 @@
 // start_reading().
 //
 // A TLS handshake's steps that may sign (reading the ClientHello, until the
-// server's first flight is out) are rationed per loop: a few per loop
-// iteration, the rest waiting first come first served for the next
-// iterations (a libuv idle handle runs while any wait), so that a burst of
-// ClientHellos cannot hold up the requests of connections already
-// established for all their signatures. A waiting connection stops reading
-// and holds the one read it got (at most the socket's read buffer). Its
-// handshake callback runs as before, and closing it drops it from the wait.
+// server's first flight is out) take a step of the listener's ration
+// (HandshakePacer, owned by whoever owns the listener's handshakes): a few
+// per loop iteration, the rest waiting first come first served for the next
+// iterations, so that a burst of ClientHellos cannot hold up the requests of
+// connections already established for all their signatures. A waiting
+// connection stops reading and holds the one read it got (at most the
+// socket's read buffer). Its handshake callback runs as before, and closing
+// it drops it from the wait.
 //
 // A plaintext connection whose first bytes are a TLS handshake record (a
 // client configured for TLS on a plaintext listener) is closed: its
@@ -43,6 +44,7 @@
 #include <string>
 
 #include "proxy/base/bytes.h"
+#include "proxy/net/handshake_pacer.h"
 #include "proxy/net/tcp.h"
 #include "proxy/net/tls_session.h"
 
@@ -67,10 +69,13 @@ class AcceptedConnection {
   // `on_tls_attempt` (may be empty) runs when the first bytes are a TLS
   // handshake record; the connection then closes.
   static AcceptedConnection plaintext(TcpConnection tcp, std::function<void()> on_tls_attempt);
-  // Starts reading and handshaking with a server session of `context`.
-  // `on_handshake` never runs inside this call. A peer whose first byte is
-  // not a TLS handshake record fails at once (TlsFailureKind::kNotTls).
-  static AcceptedConnection tls(TcpConnection tcp, std::shared_ptr<TlsContext> context, HandshakeCallback on_handshake);
+  // Starts reading and handshaking with a server session of `context`,
+  // taking its signing steps from `pacer`, which must outlive the handshake
+  // (closing the connection ends it). `on_handshake` never runs inside this
+  // call. A peer whose first byte is not a TLS handshake record fails at
+  // once (TlsFailureKind::kNotTls).
+  static AcceptedConnection tls(TcpConnection tcp, std::shared_ptr<TlsContext> context, HandshakePacer& pacer,
+                                HandshakeCallback on_handshake);
 
   // As TcpConnection's. A TLS connection reads ciphertext through the loop's
   // shared buffer and decrypts each record into the span `target` gives (or,

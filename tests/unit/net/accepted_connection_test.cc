@@ -30,6 +30,16 @@ Bytes text(const std::string& s) {
 
 class AcceptedConnectionTest : public LoopTest {
  protected:
+  // The listener's ration of signing steps lives as long as the test's loop.
+  void SetUp() override {
+    LoopTest::SetUp();
+    pacer_.emplace(&loop_);
+  }
+  void TearDown() override {
+    pacer_.reset();
+    LoopTest::TearDown();
+  }
+
   // Runs the loop until `done` or 5 s.
   template <class Done>
   void run_until(Done done) {
@@ -42,6 +52,7 @@ class AcceptedConnectionTest : public LoopTest {
   }
 
   test::TestPki pki_;
+  std::optional<HandshakePacer> pacer_;
 };
 
 TEST_F(AcceptedConnectionTest, TlsHandshakeThenEarlyRequestThenAnswer) {
@@ -52,8 +63,8 @@ TEST_F(AcceptedConnectionTest, TlsHandshakeThenEarlyRequestThenAnswer) {
   std::optional<std::optional<TlsFailure>> outcome;
   Bytes server_got;
   auto listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
-    accepted.push_back(
-        AcceptedConnection::tls(std::move(c), *server_ctx, [&](const std::optional<TlsFailure>& f) { outcome = f; }));
+    accepted.push_back(AcceptedConnection::tls(std::move(c), *server_ctx, *pacer_,
+                                               [&](const std::optional<TlsFailure>& f) { outcome = f; }));
   });
   ASSERT_TRUE(listener.has_value());
 
@@ -111,7 +122,7 @@ TEST_F(AcceptedConnectionTest, PlaintextOnATlsListenerAndTlsOnAPlaintextOne) {
   bool tls_attempt = false;
   int plain_closed = 1;
   auto tls_listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
-    accepted.push_back(AcceptedConnection::tls(std::move(c), *server_ctx,
+    accepted.push_back(AcceptedConnection::tls(std::move(c), *server_ctx, *pacer_,
                                                [&](const std::optional<TlsFailure>& f) { tls_outcome = f; }));
   });
   auto plain_listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
@@ -182,7 +193,7 @@ TEST_F(AcceptedConnectionTest, ClientHellosInOneTurnDoNotHoldUpAPlaintextRequest
   std::vector<AcceptedConnection> accepted;
   int handshake_outcomes = 0;
   auto tls_listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
-    accepted.push_back(AcceptedConnection::tls(std::move(c), *server_ctx,
+    accepted.push_back(AcceptedConnection::tls(std::move(c), *server_ctx, *pacer_,
                                                [&](const std::optional<TlsFailure>&) { ++handshake_outcomes; }));
   });
   std::vector<int> tls_fds;
@@ -237,8 +248,8 @@ TEST_F(AcceptedConnectionTest, TlsRecordsAreDecryptedIntoTheReadTarget) {
   std::vector<AcceptedConnection> accepted;
   std::optional<std::optional<TlsFailure>> outcome;
   auto listener = TcpListener::listen(&loop_, {"127.0.0.1", 0}, [&](TcpConnection c) {
-    accepted.push_back(
-        AcceptedConnection::tls(std::move(c), *server_ctx, [&](const std::optional<TlsFailure>& f) { outcome = f; }));
+    accepted.push_back(AcceptedConnection::tls(std::move(c), *server_ctx, *pacer_,
+                                               [&](const std::optional<TlsFailure>& f) { outcome = f; }));
   });
   ASSERT_TRUE(listener.has_value());
   auto client_ctx = TlsContext::client(TlsFiles{pki_.ca_file, "", ""});
