@@ -2,7 +2,10 @@
 // authentication waits a delay that doubles with each recent failure from
 // the same address (250 ms, 500 ms, ... at most 5 s), so guessing passwords
 // from one address costs time while other clients are served meanwhile
-// (the wait is a timer, never a blocked loop). A failure is recent for 60 s
+// (the wait is a timer, never a blocked loop). A login abandoned mid-exchange
+// (the peer closed before the answer) is recorded as a failure too, so
+// hanging up before the delayed answer does not escape the slow-down
+// (note_abandoned_login, sasl_handler.h). A failure is recent for 60 s
 // after the address's last one. The table is bounded: at most 4096
 // addresses, the least recently failed forgotten first. Loop thread only;
 // std only.

@@ -288,7 +288,11 @@ void note_abandoned_login(ClientSession& session) {
   auth.fail();
   if (ctx.stopped) return;  // the front end closes it: not the client's doing
   count(ctx, name, "abandoned");
-  if (const auto held_back = ctx.auth_failure_log.admit(uv_now(ctx.loop))) {
+  // A failure of the peer's address for its slow-down: hanging up before the
+  // delayed answer does not spare the next login from that address its wait.
+  const std::uint64_t now = uv_now(ctx.loop);
+  ctx.login_throttle.record_failure(peer_address(session.peer()), now);
+  if (const auto held_back = ctx.auth_failure_log.admit(now)) {
     frontend::log().warn(
         "client authentication abandoned: peer {}, user '{}', mechanism {}: the connection closed {} ({} more "
         "failures since the last line)",

@@ -35,7 +35,9 @@ void handle_raw_sasl_token(ClientSession& session, const FrameBuffer& frame);
 // SASL exchange under way: a SaslHandshake was taken and the exchange has
 // neither completed nor failed (no token yet, a SCRAM exchange half done, or
 // a password check still running). Counted as a failed login, reason
-// "abandoned", and logged on the failures' rate-limited line (peer, user if
+// "abandoned", recorded as a failure of the peer's address in the login
+// slow-down (LoginThrottle: the next failure from that address waits
+// longer), and logged on the failures' rate-limited line (peer, user if
 // one was named, mechanism; never a secret). Nothing when no exchange is
 // under way, or when the front end itself is stopping. The session's close
 // calls it once, before the connection goes.
