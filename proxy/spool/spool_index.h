@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -65,6 +66,13 @@ struct ClientRecord {
   bool operator==(const ClientRecord&) const = default;
 };
 
+// Memory: the index keeps per owed Records entry one small fixed-size slot
+// (its location, client sequence, record count and an interned "source":
+// topic, partition, acks and client producer id and epoch, shared by the
+// entries of one client producer and partition); topic names are held once
+// per topic. Sequencing progress, batches, segments and client records are
+// kept only while something is in flight, per segment, or bounded per client
+// producer and partition. memory_bytes() estimates it all.
 class SpoolIndex {
  public:
   // Applies one durable entry read from or written to `location`. Entries
@@ -81,6 +89,9 @@ class SpoolIndex {
   // Batches sequenced and unresolved, in sequencing order (so per partition
   // in sequence order).
   std::vector<PendingBatch> unresolved_batches() const;
+  // The unresolved records entry `id` (first_unsequenced 0), or null. Built
+  // on demand into storage the index keeps: the pointee is valid until the
+  // next call of records() or the next change to the index.
   const PendingRecords* records(EntryId id) const;
   // The first records entry with an id in [from, through] that still has
   // records to sequence (neither all in batches nor failed), with
@@ -116,17 +127,55 @@ class SpoolIndex {
   std::optional<std::int64_t> oldest_record_ms() const;
   std::vector<std::uint64_t> segments() const;
 
+  // An estimate of the heap bytes the index holds (its containers, nodes,
+  // strings and the snapshots it keeps), as glibc's allocator would count
+  // them with its chunk overhead; not what the allocator keeps freed. O(1):
+  // kept current by every change. For a gauge and for bounding memory; it
+  // is not exact (container growth policies are approximated), and it is
+  // meant to track the allocator's count within a quarter.
+  std::size_t memory_bytes() const;
+
  private:
   struct Coverage {
     EntryId batch = kNoEntry;
     std::int32_t end = 0;
   };
-  struct RecordsState {
-    PendingRecords info;
+  // An owed Records entry. Slots are kept in id order; a resolved one is
+  // marked gone and removed once it reaches the front or when gone slots
+  // are the majority.
+  struct RecordsSlot {
+    EntryId id = kNoEntry;
+    std::int64_t time_ms = 0;
+    std::uint64_t segment = 0;
+    std::uint64_t offset = 0;
+    std::uint32_t size : 31 = 0;  // an entry is at most kMaxEntryBytes
+    std::uint32_t gone : 1 = 0;
+    std::uint32_t source = 0;  // index into sources_
+    std::int32_t client_base_sequence = -1;
+    std::int32_t record_count = 0;
+  };
+  // How far the batches have taken a Records entry; only for entries some
+  // batch has covered.
+  struct Progress {
     std::vector<Coverage> live;     // ranges of unresolved batches
     std::int32_t resolved_end = 0;  // furthest end of a resolved batch's range
     std::int32_t done = 0;          // records in resolved batches
     bool failed_rest = false;       // what is unsequenced was failed directly
+  };
+  // What the entries of one client producer on one partition share; held
+  // while a Records slot or a kept client record refers to it.
+  struct Source {
+    std::uint32_t topic = 0;  // index into topics_
+    std::int32_t partition = 0;
+    std::int64_t client_producer_id = -1;
+    std::int16_t acks = -1;
+    std::int16_t client_producer_epoch = -1;
+    std::uint32_t refs = 0;
+  };
+  using SourceKey = std::tuple<std::uint32_t, std::int32_t, std::int64_t, std::int16_t, std::int16_t>;
+  struct Topic {
+    std::string name;
+    std::uint32_t refs = 0;  // sources naming it
   };
   struct BatchState {
     PendingBatch pending;
@@ -135,34 +184,72 @@ class SpoolIndex {
     std::size_t bytes = 0;
     std::size_t unresolved = 0;
   };
+  // A kept client record: its entry, source and sequences.
+  struct KeptClient {
+    EntryId id = kNoEntry;
+    std::uint32_t source = 0;
+    std::int32_t base_sequence = -1;
+    std::int32_t record_count = 0;
+  };
+  // Client producer id, topic (index into topics_), partition.
+  using ClientKey = std::tuple<std::int64_t, std::uint32_t, std::int32_t>;
 
   void add_records(const Entry& entry, const RecordsEntry& records, const EntryLocation& location);
   void add_batch(const Entry& entry, const SequencedEntry& batch, const EntryLocation& location);
   void resolve(const ResolvedEntry& resolved);
-  // Removes a batch; `outcome` empty: superseded or voided (its records are
+  // Removes a batch; `resolved` false: superseded or voided (its records are
   // unsequenced again), else resolved.
   void drop_batch(EntryId id, bool resolved);
   void maybe_finish_records(EntryId id);
-  std::int32_t sequenced_end(const RecordsState& r) const;
+  void remove_records(RecordsSlot& slot);
+  void compact_records();
+  RecordsSlot* find_records(EntryId id);
+  const RecordsSlot* find_records(EntryId id) const;
+  Progress* find_progress(EntryId id);
+  const Progress* find_progress(EntryId id) const;
+  Progress& progress_of(EntryId id);
+  void erase_progress(EntryId id);
+  std::int32_t sequenced_end(const RecordsSlot& r) const;
+  PendingRecords pending_of(const RecordsSlot& r) const;
   // `r`'s records not yet in a batch, from its first unsequenced one; nullopt
   // when none are owed (all sequenced, or the rest failed).
-  std::optional<PendingRecords> unsequenced_part(const RecordsState& r) const;
+  std::optional<PendingRecords> unsequenced_part(const RecordsSlot& r) const;
   void release(std::uint64_t segment);
-  void add_client_record(const Entry& entry, const RecordsEntry& records);
+  std::uint32_t hold_source(const RecordsEntry& records);
+  void release_source(std::uint32_t source);
+  std::uint32_t hold_topic(const std::string& name);
+  void release_topic(std::uint32_t topic);
+  void add_client_record(EntryId id, std::uint32_t source, const RecordsEntry& records);
   void drop_client_record(EntryId id);
+  void clear_client_records();
   void fail_client_records(EntryId batch);
-  using ClientKey = std::tuple<std::int64_t, std::string, std::int32_t>;
 
-  std::map<EntryId, RecordsState> records_;
+  std::deque<RecordsSlot> records_;
+  std::size_t records_gone_ = 0;  // slots marked gone
+  std::size_t records_peak_ = 0;  // most slots since the deque was last shrunk
+  std::map<EntryId, Progress> progress_;
+  std::vector<Source> sources_;
+  std::vector<std::uint32_t> free_sources_;
+  std::map<SourceKey, std::uint32_t> source_ids_;
+  std::vector<Topic> topics_;
+  std::vector<std::uint32_t> free_topics_;
+  std::map<std::string, std::uint32_t, std::less<>> topic_ids_;
   std::map<EntryId, BatchState> batches_;
   std::map<std::uint64_t, SegmentState> segments_;
   std::optional<IdentityEntry> identity_;
   std::optional<ClusterViewEntry> cluster_view_;
   std::optional<ClientProducersEntry> client_producers_;
   EntryId client_producers_id_ = kNoEntry;
-  std::map<ClientKey, std::map<EntryId, ClientRecord>> client_records_;
+  std::map<ClientKey, std::vector<KeptClient>> client_records_;
   std::map<EntryId, ClientKey> client_record_keys_;
   std::int64_t unresolved_record_count_ = 0;
+  mutable PendingRecords looked_up_;  // what records() returned last
+  // Heap bytes of what memory_bytes() does not derive from container sizes:
+  // topic names, progress' coverage, batches' contents, client records'
+  // vectors.
+  std::size_t tracked_bytes_ = 0;
+  std::size_t view_bytes_ = 0;       // the cluster view's contents
+  std::size_t producers_bytes_ = 0;  // the client producers snapshot's contents
 };
 
 }  // namespace pp::spool
