@@ -145,15 +145,9 @@ std::vector<DurableClientBatch> durable_client_batches(const spool::SpoolIndex& 
   return out;
 }
 
-std::size_t restore_client_state(const spool::SpoolIndex& index, ClientProducers& producers, std::uint64_t now_ms,
-                                 const SpooledTopic& spooled) {
-  Snap snapshot = index.client_producers() ? from_spool_entry(*index.client_producers()) : Snap{};
-  for (Snap::Producer& p : snapshot.producers) {
-    std::erase_if(p.partitions, [&](const Snap::Partition& t) { return !spooled(t.topic); });
-  }
-  std::vector<DurableClientBatch> durable = durable_client_batches(index);
-  std::erase_if(durable, [&](const DurableClientBatch& d) { return !spooled(d.topic); });
-  producers.restore(snapshot, durable, now_ms);
+std::size_t restore_client_state(const spool::SpoolIndex& index, ClientProducers& producers, std::uint64_t now_ms) {
+  const Snap snapshot = index.client_producers() ? from_spool_entry(*index.client_producers()) : Snap{};
+  producers.restore(snapshot, durable_client_batches(index), now_ms);
   return producers.producers();
 }
 
@@ -161,11 +155,10 @@ void persist_client_state(spool::SpoolWriter& writer, const ClientProducers& pro
   writer.set_client_producers_source([&producers] { return to_spool_entry(producers.snapshot()); });
 }
 
-void keep_client_state(spool::SpoolWriter& writer, ClientProducers& producers, std::uint64_t now_ms,
-                       const SpooledTopic& spooled) {
+void keep_client_state(spool::SpoolWriter& writer, ClientProducers& producers, std::uint64_t now_ms) {
   const spool::SpoolIndex& index = writer.index();
   if (index.client_producers() || !index.client_records().empty()) {
-    const std::size_t restored = restore_client_state(index, producers, now_ms, spooled);
+    const std::size_t restored = restore_client_state(index, producers, now_ms);
     spdlog::info("spool: restored the dedup state of {} idempotent client producers (snapshot entry {})", restored,
                  index.client_producers_id());
   }

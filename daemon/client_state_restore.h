@@ -12,7 +12,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,22 +36,13 @@ ClientProducersSnapshot from_spool_entry(const spool::ClientProducersEntry& entr
 // owed (their batches may have been in flight when it was taken).
 std::vector<DurableClientBatch> durable_client_batches(const spool::SpoolIndex& index);
 
-// Whether a topic's records are spooled before they are answered (ack =
-// "spool"): only those partitions' state is complete after a snapshot, since
-// only their batches leave Records entries behind it.
-using SpooledTopic = std::function<bool(const std::string& topic)>;
-
 // At start, before the listener serves a client: restores `producers` from
-// what recovery found in the spool (`index`, the recovered one), the
-// partitions of spooled topics only. A partition of another topic may have
-// moved on after the snapshot with nothing in the spool to say so, and a
-// stale sequence would refuse the client's next batch as a gap; it is left
-// without state (its next batch is taken whatever its sequence), as after a
-// restart without a spool. Producers and their epochs are restored either
-// way. Returns the
-// number of producers restored.
-std::size_t restore_client_state(const spool::SpoolIndex& index, ClientProducers& producers, std::uint64_t now_ms,
-                                 const SpooledTopic& spooled);
+// what recovery found in the spool (`index`, the recovered one). Complete for
+// every partition: with a spool every idempotent client's batch is journaled
+// as a Records entry before it goes upstream, whatever the topic's ack mode
+// (SpoolingSink), so the last snapshot and the entries after it hold each
+// partition's state. Returns the number of producers restored.
+std::size_t restore_client_state(const spool::SpoolIndex& index, ClientProducers& producers, std::uint64_t now_ms);
 
 // Every new segment's checkpoint then snapshots `producers`, which must
 // outlive `writer`'s last commit or be unhooked first
@@ -62,7 +52,6 @@ void persist_client_state(spool::SpoolWriter& writer, const ClientProducers& pro
 // The daemon's one call at start, after recovery and before the loop runs
 // or the listener serves a client: restores `producers` from the state the
 // writer recovered, logs what it restored, and hooks the checkpoints.
-void keep_client_state(spool::SpoolWriter& writer, ClientProducers& producers, std::uint64_t now_ms,
-                       const SpooledTopic& spooled);
+void keep_client_state(spool::SpoolWriter& writer, ClientProducers& producers, std::uint64_t now_ms);
 
 }  // namespace pp

@@ -148,8 +148,7 @@ std::expected<void, std::string> ProxyRuntime::create_frontend() {
   frontend_ = std::make_unique<Frontend>(loop_, *frontend_config, client_sink(), driver_->followed_topics(),
                                          &metrics_->frontend_observer());
   if (spool_writer_) {
-    keep_client_state(*spool_writer_, frontend_->client_producers(), uv_now(loop_),
-                      [this](const std::string& topic) { return acknowledged_from_spool(settings_, topic); });
+    keep_client_state(*spool_writer_, frontend_->client_producers(), uv_now(loop_));
   }
   return {};
 }
@@ -333,7 +332,7 @@ void ProxyRuntime::finish_drain(bool deadline) {
       spdlog::error("drain deadline reached: {} bytes of accepted records were not delivered", lost_bytes);
       exit_code = 1;
     } else {
-      spdlog::info("drain deadline reached: {} acknowledged records stay in the spool for the next start",
+      spdlog::info("drain deadline reached: {} spooled records stay in the spool for the next start",
                    spool_writer_->index().unresolved_record_count());
     }
   } else if (driver_->producer().identity_state() == IdentityState::kFatal) {

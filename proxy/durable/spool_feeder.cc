@@ -10,6 +10,7 @@
 #include <expected>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "proxy/durable/durable_completion.h"
@@ -23,6 +24,8 @@ namespace {
 // acknowledgements arrive, so a short poll costs nothing while it is full
 // and adds at most this much to a drain.
 constexpr std::uint64_t kBudgetRetryMs = 5;
+// The answer of an entry pushed with one that is never fed.
+constexpr std::string_view kUnfed = "not delivered: its spooled records were failed or lost before their turn";
 }  // namespace
 
 // One owed entry of a job and what reading it gave.
@@ -81,6 +84,32 @@ void SpoolFeeder::push(spool::EntryId id) {
   pump();
 }
 
+void SpoolFeeder::push(spool::EntryId id, RunCompletion answer) {
+  if (id <= last_) return;
+  answers_.emplace(id, std::move(answer));
+  push(id);
+}
+
+RunCompletion SpoolFeeder::completion_for(spool::EntryId id, const std::string& topic, std::int32_t partition,
+                                          std::int64_t records) {
+  const auto it = answers_.find(id);
+  if (it == answers_.end()) return durable_completion(topic, partition, records);
+  RunCompletion answer = std::move(it->second);
+  answers_.erase(it);
+  return answer;
+}
+
+void SpoolFeeder::answer_unfed(spool::EntryId below, std::string_view why) {
+  while (!answers_.empty() && answers_.begin()->first < below) {
+    RunCompletion answer = std::move(answers_.begin()->second);
+    answers_.erase(answers_.begin());
+    RunResult r;
+    r.error = ErrorCode::kNotEnoughReplicas;
+    r.error_message = std::string(why);
+    answer(r);
+  }
+}
+
 std::size_t SpoolFeeder::backlog() const {
   return next_ > last_ ? 0 : writer_.index().count_unsequenced(next_, last_);
 }
@@ -93,10 +122,12 @@ void SpoolFeeder::pump() {
       // Everything in the range was fed or resolved meanwhile (failed by a
       // resolution, or its segment gone): nothing is owed any more.
       if (next_ <= last_) next_ = last_ + 1;
+      answer_unfed(next_, kUnfed);
       release_fd();
       return;
     }
     next_ = owed->id;
+    answer_unfed(next_, kUnfed);
     const std::string* path = writer_.segment_path(owed->location.segment);
     if (fd_ >= 0 && (fd_segment_ != owed->location.segment || writer_.segment_path(fd_segment_) == nullptr)) {
       release_fd();
@@ -107,6 +138,7 @@ void SpoolFeeder::pump() {
     }
     if (path == nullptr) {
       next_ = owed->id + 1;
+      answer_unfed(next_, kUnfed);
       continue;
     }
     start_read(*owed, *path);
@@ -192,7 +224,7 @@ void SpoolFeeder::feed(Job& job) {
     }
     ++fed_;
     const auto records = static_cast<std::int64_t>(run->records.size());
-    producer_.submit(topic, partition, std::move(*run), durable_completion(topic, partition, records));
+    producer_.submit(topic, partition, std::move(*run), completion_for(now->id, topic, partition, records));
   }
 }
 

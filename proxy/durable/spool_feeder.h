@@ -35,6 +35,13 @@
 // written) cannot be delivered: it is logged, and failed in the spool so it
 // does not hold its segment for ever.
 //
+// An entry pushed with an answer (a journaled run whose client waits for the
+// upstream's outcome, SpoolingSink) is fed with that answer as its
+// completion; if it is not fed (unreadable, resolved or its segment gone
+// first), the answer runs on the loop with NOT_ENOUGH_REPLICAS: nothing of it
+// was sent. Answers still held when the feeder is destroyed are dropped
+// unrun, as the pipeline drops its completions at shutdown.
+//
 // Threads: every member function runs on the loop thread. A read job's
 // threadpool half touches only its Job (the fd handed to it, the locations,
 // its results), never the feeder, the writer or the index; the fd is the
@@ -47,7 +54,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 
 #include "proxy/net/timer.h"
 #include "proxy/pipeline/record_sink.h"
@@ -82,6 +91,9 @@ class SpoolFeeder {
   // room, from its first record not yet in a batch.
   void push(spool::EntryId id);
   void push(const FeedItem& item) { push(item.id); }
+  // As push(id), and when the entry is fed its run completes with `answer`
+  // instead of the spool's bookkeeping (durable_completion).
+  void push(spool::EntryId id, RunCompletion answer);
   // Nothing owed or being read: every owed entry pushed is with the producer.
   bool empty() const { return job_ == nullptr && next_ > last_; }
   // Entries owed and not yet fed (walks the index: for tests and tools).
@@ -110,6 +122,11 @@ class SpoolFeeder {
   void start_read(const spool::PendingRecords& first, const std::string& path);
   void finish_read(Job& job);
   void feed(Job& job);
+  // The completion entry `id` is fed with: its answer, or bookkeeping.
+  RunCompletion completion_for(spool::EntryId id, const std::string& topic, std::int32_t partition,
+                               std::int64_t records);
+  // Runs the answers of entries below `below` that were never fed.
+  void answer_unfed(spool::EntryId below, std::string_view why);
   // Closes the kept segment fd, if any, on the threadpool.
   void release_fd();
 
@@ -128,6 +145,7 @@ class SpoolFeeder {
   std::uint64_t jobs_ = 0;
   net::Timer retry_;  // while the budget is full
   std::uint64_t fed_ = 0;
+  std::map<spool::EntryId, RunCompletion> answers_;  // by entry, until fed
 };
 
 }  // namespace pp::durable

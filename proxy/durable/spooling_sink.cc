@@ -29,6 +29,7 @@ struct SpoolingSink::Appending {
   std::int32_t partition = 0;
   RecordRun run;
   RunCompletion done;
+  bool answered_from_spool = true;  // else by the upstream's outcome
 };
 
 SpoolingSink::SpoolingSink(uv_loop_t* loop, spool::SpoolWriter& writer, RecordSink& producer, SpoolFeeder& feeder,
@@ -40,7 +41,8 @@ SpoolingSink::~SpoolingSink() {
 }
 
 RunTicket SpoolingSink::submit(const std::string& topic, std::int32_t partition, RecordRun run, RunCompletion done) {
-  if (!spooled_(topic)) {
+  const bool answered_from_spool = spooled_(topic);
+  if (!answered_from_spool && run.client.producer_id < 0) {
     ++*passthrough_;
     return producer_.submit(topic, partition, std::move(run),
                             [count = passthrough_, done = std::move(done)](const RunResult& r) {
@@ -50,7 +52,8 @@ RunTicket SpoolingSink::submit(const std::string& topic, std::int32_t partition,
   }
   const Bytes batch = encode_run_batch(run);
   const spool::RecordsEntry entry = records_entry_for(topic, partition, run, batch);
-  auto appending = std::make_shared<Appending>(Appending{topic, partition, std::move(run), std::move(done)});
+  auto appending =
+      std::make_shared<Appending>(Appending{topic, partition, std::move(run), std::move(done), answered_from_spool});
   const auto appended = writer_.append(entry, [this, alive = alive_, appending](int status, spool::EntryId id) {
     if (*alive) on_durable(*appending, status, id);
   });
@@ -73,19 +76,29 @@ void SpoolingSink::on_durable(Appending& a, int status, spool::EntryId id) {
     a.done(not_spooled(std::string("the spool could not write it: ") + uv_strerror(status)));
     return;
   }
-  RunResult acknowledged;
-  acknowledged.base_offset = -1;
-  a.done(acknowledged);
   const auto records = static_cast<std::int64_t>(a.run.records.size());
+  RunCompletion completion;
+  if (a.answered_from_spool) {
+    RunResult acknowledged;
+    acknowledged.base_offset = -1;
+    a.done(acknowledged);
+    completion = durable_completion(a.topic, a.partition, records);
+  } else {
+    completion = std::move(a.done);
+  }
   if (!feeder_.empty() || !SpoolFeeder::room_for_durable(producer_.memory_budget())) {
     // On disk only: the feeder reads it back in its turn.
-    feeder_.push(id);
+    if (a.answered_from_spool) {
+      feeder_.push(id);
+    } else {
+      feeder_.push(id, std::move(completion));
+    }
     a.run = RecordRun{};
     return;
   }
   a.run.durable_entry = id;
   a.run.durable_first_record = 0;
-  producer_.submit(a.topic, a.partition, std::move(a.run), durable_completion(a.topic, a.partition, records));
+  producer_.submit(a.topic, a.partition, std::move(a.run), std::move(completion));
 }
 
 }  // namespace pp::durable

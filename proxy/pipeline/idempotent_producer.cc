@@ -403,7 +403,7 @@ void IdempotentProducer::expire(std::int64_t now) {
     accumulator_.expire_queued(*p, now);
     const std::vector<BatchPtr> unacked(p->unacked().begin(), p->unacked().end());
     for (const auto& b : unacked) {
-      // A durable batch is acknowledged to its clients already: it never expires.
+      // A durable batch is on disk, replayed after a restart: it never expires.
       if (b->durable || now - b->created_ms < config_.delivery_timeout_ms) continue;
       if (b->state == BatchState::kInFlight) {
         reset_nodes.insert(b->sent_to_node);  // its failure comes back as NETWORK_EXCEPTION

@@ -42,7 +42,7 @@ struct RunTracker {
   MemoryCharge charge;  // the run's decoded records, until it finishes
   // Its durable copy (RecordRun::durable_entry and durable_first_record),
   // kept past the run's release: 0 for a run without one. A durable run is
-  // already acknowledged to its client: it never expires, is never
+  // on disk and replayed after a restart: it never expires, is never
   // withdrawn, and fails only for a non-retriable reason.
   std::uint64_t durable_entry = 0;
   std::int32_t durable_first_record = 0;

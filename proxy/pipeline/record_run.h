@@ -78,9 +78,11 @@ struct RecordRun {
   // withdrawal rule of RecordSink::withdraw(); 0: no origin, withdrawn alone.
   std::uint64_t origin = 0;
   // The durable copy of these records (a spool Records entry's id, see
-  // batch_journal.h), or 0: none. A run with one is already acknowledged to
-  // its client: the pipeline journals every batch that carries it and never
-  // gives it up for a retriable reason (no delivery timeout, no withdrawal).
+  // batch_journal.h), or 0: none. A run with one is on disk and will be
+  // replayed after a restart, whether its client was answered from the spool
+  // or waits for its outcome: the pipeline journals every batch that carries
+  // it and never gives it up for a retriable reason (no delivery timeout, no
+  // withdrawal).
   std::uint64_t durable_entry = 0;
   // Which record of that copy is records[0] (a copy replayed after a restart
   // may continue where its last batch ended).

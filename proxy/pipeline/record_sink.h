@@ -45,8 +45,8 @@ class RecordSink {
   // never lands behind records it sent after it. Runs ahead of it and other
   // origins' runs keep their places. A run with records in flight is left
   // alone: it ends as it would have. A run with a durable copy
-  // (RecordRun::durable_entry) is acknowledged to its client already and is
-  // never withdrawn: kInFlight.
+  // (RecordRun::durable_entry) is on disk, to be delivered whatever its
+  // client does, and is never withdrawn: kInFlight.
   virtual WithdrawOutcome withdraw(const RunTicket& ticket) = 0;
 
   // Back-pressure (ARCHITECTURE.md, "Bounded everything"): the one budget the

@@ -216,8 +216,8 @@ void ResponseHandler::learn_window(PartitionState& p, const BatchPtr& b, ErrorCo
 }
 
 void ResponseHandler::retry_later(PartitionState& p, const BatchPtr& b, ErrorCode error, std::int64_t now) {
-  // A durable batch is acknowledged to its clients already: retried until
-  // it lands or fails for good.
+  // A durable batch is on disk, replayed after a restart: retried until it
+  // lands or fails for good.
   if (!b->durable && now - b->created_ms >= config_.delivery_timeout_ms) {
     spdlog::warn("{}: batch seq {}..{} reached its delivery timeout after {} attempts (last error {})",
                  b->tp.to_string(), b->base_sequence, b->last_sequence(), b->attempts, error_name(error));

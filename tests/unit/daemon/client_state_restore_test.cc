@@ -101,7 +101,7 @@ TEST(ClientStateRestore, RetriesAfterARestartAreDuplicatesWithOlderSegmentsDelet
   ASSERT_TRUE(recovered);
   ASSERT_LT(recovered->paths.size(), 8U);  // older segments were deleted
   ClientProducers restored(ClientProducersConfig{});
-  EXPECT_EQ(restore_client_state(recovered->index, restored, 100, [](const std::string&) { return true; }), 1U);
+  EXPECT_EQ(restore_client_state(recovered->index, restored, 100), 1U);
   // The last five batches (the default retention) are duplicates, acknowledged.
   for (std::int32_t i = 3; i < 8; ++i) {
     const BatchCheck retry = restored.check("t", 0, ClientBatch{kPid, 0, 2 * i, 2 * i + 1}, 101);
@@ -110,11 +110,6 @@ TEST(ClientStateRestore, RetriesAfterARestartAreDuplicatesWithOlderSegmentsDelet
   EXPECT_EQ(restored.check("t", 0, ClientBatch{kPid, 0, 20, 21}, 101).outcome.error,
             ErrorCode::kOutOfOrderSequenceNumber);
   EXPECT_EQ(restored.check("t", 0, ClientBatch{kPid, 0, 16, 17}, 101).verdict, BatchVerdict::kAppend);
-  // A topic answered after upstream leaves no Records entries: its state,
-  // possibly stale, is not restored (rule 5: the next batch is taken).
-  ClientProducers upstream_mode(ClientProducersConfig{});
-  restore_client_state(recovered->index, upstream_mode, 100, [](const std::string&) { return false; });
-  EXPECT_EQ(upstream_mode.check("t", 0, ClientBatch{kPid, 0, 20, 21}, 101).verdict, BatchVerdict::kAppend);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // SpoolingSink over a real SpoolWriter in a temporary directory and the real
 // IdempotentProducer behind a scripted upstream: a spooled run is answered
 // with offset -1 only once its entry is durable, and reaches the upstream
-// after; an upstream-mode run waits for the upstream; a full spool refuses
+// after; an upstream-mode run waits for the upstream, and an idempotent
+// client's one is journaled first; a full spool refuses
 // with a retriable error, later, never inside submit(); over the memory
 // budget, runs stay on disk and the feeder brings them back in order as the
 // budget frees.
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "proxy/durable/spool_journal.h"
 #include "proxy/durable/spooled_run.h"
 #include "proxy/spool/entry_reader.h"
 #include "tests/unit/durable/durable_harness.h"
@@ -86,6 +88,96 @@ TEST(SpoolingSink, UpstreamModeTopicsPassStraightThrough) {
   ASSERT_TRUE(result);
   EXPECT_EQ(result->base_offset, 42);
   EXPECT_EQ(s.sink.passthrough_in_flight(), 0U);
+}
+
+// An idempotent client's run in upstream mode: journaled before it goes
+// upstream, so a restart can replay it and recognise the client's retry,
+// but answered only with the upstream's outcome.
+TEST(SpoolingSink, UpstreamModeIdempotentRunsAreJournaledAndAnsweredByTheUpstream) {
+  TempDir dir;
+  DurableHarness h(dir.path());
+  SpoolJournal journal(h.loop(), h.writer());
+  h.producer().set_journal(&journal);
+  h.start_producer({"up"});
+  Sinks s(h);
+  std::optional<RunResult> result;
+  RecordRun run = values_run("i", 2);
+  run.client = RunClient{-1, 77, 0, 10};
+  s.sink.submit("up", 0, std::move(run), [&](const RunResult& r) { result = r; });
+  EXPECT_EQ(s.sink.passthrough_in_flight(), 0U) << "a journaled run is not lost at a drain deadline";
+  h.spin([&] { return !h.writer().index().unresolved_records().empty(); });
+  const auto owed = h.writer().index().unresolved_records();
+  ASSERT_EQ(owed.size(), 1U) << "not journaled";
+  EXPECT_EQ(owed[0].client_producer_id, 77);
+  EXPECT_EQ(owed[0].client_base_sequence, 10);
+  h.spin(
+      [&] {
+        h.producer().poll();
+        return !h.upstream().outstanding.empty();
+      },
+      std::chrono::seconds(5));
+  EXPECT_FALSE(result) << "answered before the upstream";
+  auto sent = h.upstream().take_with("up", 0);
+  ASSERT_EQ(sent.batches.size(), 1U);
+  EXPECT_EQ(values_of(sent.batches[0]), (std::vector<std::string>{"i-0", "i-1"}));
+  pp::testing::PartitionAnswer ok;
+  ok.base_offset = 42;
+  pp::testing::ScriptedUpstream::answer(sent, [&](const auto&) { return ok; });
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->error, ErrorCode::kNone);
+  EXPECT_EQ(result->base_offset, 42) << "the upstream's offset, not the spool's -1";
+  h.spin([&] { return h.writer().index().unresolved_records().empty(); });
+  EXPECT_TRUE(h.writer().index().unresolved_records().empty()) << "the acknowledgement did not resolve the entry";
+  h.producer().set_journal(nullptr);
+}
+
+// Over the memory budget an upstream-mode idempotent run waits on disk like
+// a spooled one, and its client still hears the upstream's outcome, in
+// order with the runs before it.
+TEST(SpoolingSink, UpstreamModeRunsWaitingOnDiskAreAnsweredByTheUpstream) {
+  TempDir dir;
+  DurableHarness h(dir.path(), {}, 4096);
+  h.start_producer({"up"});
+  Sinks s(h);
+  constexpr int kRuns = 12;
+  std::vector<std::int64_t> offsets(kRuns, -2);
+  for (int i = 0; i < kRuns; ++i) {
+    auto values = std::make_shared<std::vector<std::string>>(1, std::to_string(i) + std::string(1000, '.'));
+    RecordRun run = pp::testing::run_of(values);
+    run.client = RunClient{-1, 5, 0, i};
+    s.sink.submit("up", 0, std::move(run), [&offsets, i](const RunResult& r) {
+      EXPECT_EQ(r.error, ErrorCode::kNone);
+      offsets[static_cast<std::size_t>(i)] = r.base_offset;
+    });
+  }
+  std::vector<int> delivered;
+  std::int64_t offset = 100;
+  for (int round = 0; round < 200 && delivered.size() < kRuns; ++round) {
+    h.spin(
+        [&] {
+          h.producer().poll();
+          return !h.upstream().outstanding.empty();
+        },
+        std::chrono::seconds(5));
+    while (!h.upstream().outstanding.empty()) {
+      auto sent = h.upstream().take_with("up", 0);
+      for (const auto& b : sent.batches) {
+        for (const auto& v : values_of(b)) delivered.push_back(std::stoi(v));
+      }
+      pp::testing::ScriptedUpstream::answer(sent, [&](const auto& b) {
+        pp::testing::PartitionAnswer ok;
+        ok.base_offset = offset;
+        offset += b.record_count;
+        return ok;
+      });
+    }
+  }
+  EXPECT_GT(s.feeder.fed(), 0U) << "nothing waited on disk";
+  ASSERT_EQ(delivered.size(), static_cast<std::size_t>(kRuns));
+  for (int i = 0; i < kRuns; ++i) {
+    EXPECT_EQ(delivered[static_cast<std::size_t>(i)], i) << "order at " << i;
+    EXPECT_EQ(offsets[static_cast<std::size_t>(i)], 100 + i) << "answer of run " << i;
+  }
 }
 
 TEST(SpoolingSink, AFullSpoolRefusesRetriablyAndLater) {
