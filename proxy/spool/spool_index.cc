@@ -53,10 +53,6 @@ std::size_t producers_heap(const ClientProducersEntry& snapshot) {
   return n;
 }
 
-std::size_t batch_heap(const PendingBatch& b) {
-  return string_heap(b.batch.topic) + vector_heap(b.batch.ranges);
-}
-
 // The slot of `id` in `slots` (in id order), whether gone or not; null if none.
 template <typename Slots>
 auto find_slot(Slots& slots, EntryId id) -> decltype(&slots.front()) {
@@ -241,7 +237,7 @@ void SpoolIndex::clear_client_records() {
 void SpoolIndex::fail_client_records(EntryId batch) {
   const auto it = batches_.find(batch);
   if (it == batches_.end()) return;
-  for (const RecordRange& range : it->second.pending.batch.ranges) drop_client_record(range.records);
+  for (const RecordRange& range : it->second.ranges) drop_client_record(range.records);
 }
 
 std::vector<ClientRecord> SpoolIndex::client_records() const {
@@ -262,14 +258,15 @@ void SpoolIndex::add_batch(const Entry& entry, const SequencedEntry& batch, cons
   if (batch.supersedes != kNoEntry) drop_batch(batch.supersedes, /*resolved=*/false);
   for (const RecordRange& range : batch.ranges) {
     if (find_records(range.records) == nullptr) continue;
-    Progress& p = progress_of(range.records);
-    tracked_bytes_ -= vector_heap(p.live);
-    p.live.push_back(Coverage{entry.id, range.first_record + range.record_count});
-    tracked_bytes_ += vector_heap(p.live);
+    add_coverage(progress_of(range.records), Coverage{entry.id, range.first_record + range.record_count});
   }
-  const auto [it, inserted] =
-      batches_.emplace(entry.id, BatchState{PendingBatch{entry.id, location.segment, entry.time_ms, batch}});
-  if (inserted) tracked_bytes_ += batch_heap(it->second.pending);
+  const auto [it, inserted] = batches_.try_emplace(entry.id);
+  if (inserted) {
+    it->second = BatchState{location.segment,        entry.time_ms,   batch.producer_id,   batch.supersedes,
+                            hold_topic(batch.topic), batch.partition, batch.base_sequence, batch.record_count,
+                            batch.producer_epoch,    batch.ranges};
+    tracked_bytes_ += vector_heap(it->second.ranges);
+  }
   ++segments_[location.segment].unresolved;
 }
 
@@ -289,14 +286,15 @@ void SpoolIndex::resolve(const ResolvedEntry& resolved) {
 void SpoolIndex::drop_batch(EntryId id, bool resolved) {
   const auto it = batches_.find(id);
   if (it == batches_.end()) return;
-  tracked_bytes_ -= batch_heap(it->second.pending);
-  const PendingBatch pending = std::move(it->second.pending);
+  tracked_bytes_ -= vector_heap(it->second.ranges);
+  const std::vector<RecordRange> ranges = std::move(it->second.ranges);
+  release(it->second.segment);
+  release_topic(it->second.topic);
   batches_.erase(it);
-  release(pending.segment);
-  for (const RecordRange& range : pending.batch.ranges) {
+  for (const RecordRange& range : ranges) {
     if (find_records(range.records) == nullptr) continue;
     Progress& p = progress_of(range.records);
-    std::erase_if(p.live, [&](const Coverage& c) { return c.batch == id; });
+    remove_coverage(p, id);
     if (resolved) {
       p.done += range.record_count;
       p.resolved_end = std::max(p.resolved_end, range.first_record + range.record_count);
@@ -312,7 +310,7 @@ void SpoolIndex::maybe_finish_records(EntryId id) {
   const Progress* p = find_progress(id);
   const std::int32_t done = p == nullptr ? 0 : p->done;
   const bool all_done = done >= r->record_count;
-  const bool rest_failed = p != nullptr && p->failed_rest && p->live.empty();
+  const bool rest_failed = p != nullptr && p->failed_rest && p->live.batch == kNoEntry;
   if (!all_done && !rest_failed) return;
   unresolved_record_count_ -= std::max(0, r->record_count - done);
   release(r->segment);
@@ -377,15 +375,50 @@ SpoolIndex::Progress& SpoolIndex::progress_of(EntryId id) {
 void SpoolIndex::erase_progress(EntryId id) {
   const auto it = progress_.find(id);
   if (it == progress_.end()) return;
-  tracked_bytes_ -= vector_heap(it->second.live);
+  if (it->second.more) tracked_bytes_ -= heap_chunk(sizeof(std::vector<Coverage>)) + vector_heap(*it->second.more);
   progress_.erase(it);
+  // A hash map keeps its buckets at their most: given back once empty.
+  if (progress_.empty() && progress_.bucket_count() > 64) std::unordered_map<EntryId, Progress>().swap(progress_);
+}
+
+void SpoolIndex::add_coverage(Progress& p, const Coverage& c) {
+  if (p.live.batch == kNoEntry) {
+    p.live = c;
+    return;
+  }
+  if (!p.more) {
+    p.more = std::make_unique<std::vector<Coverage>>();
+    tracked_bytes_ += heap_chunk(sizeof(std::vector<Coverage>));
+  }
+  tracked_bytes_ -= vector_heap(*p.more);
+  p.more->push_back(c);
+  tracked_bytes_ += vector_heap(*p.more);
+}
+
+// Removes every range of `batch` from `p`; `live` is set while any is left.
+void SpoolIndex::remove_coverage(Progress& p, EntryId batch) {
+  if (p.more) std::erase_if(*p.more, [&](const Coverage& c) { return c.batch == batch; });
+  if (p.live.batch == batch) {
+    p.live = Coverage{};
+    if (p.more && !p.more->empty()) {
+      p.live = p.more->back();
+      p.more->pop_back();
+    }
+  }
+  if (p.more && p.more->empty()) {
+    tracked_bytes_ -= heap_chunk(sizeof(std::vector<Coverage>)) + vector_heap(*p.more);
+    p.more.reset();
+  }
 }
 
 std::int32_t SpoolIndex::sequenced_end(const RecordsSlot& r) const {
   const Progress* p = find_progress(r.id);
   if (p == nullptr) return 0;
   std::int32_t end = p->resolved_end;
-  for (const Coverage& c : p->live) end = std::max(end, c.end);
+  if (p->live.batch != kNoEntry) end = std::max(end, p->live.end);
+  if (p->more) {
+    for (const Coverage& c : *p->more) end = std::max(end, c.end);
+  }
   return end;
 }
 
@@ -442,7 +475,11 @@ std::vector<PendingRecords> SpoolIndex::unresolved_records() const {
 std::vector<PendingBatch> SpoolIndex::unresolved_batches() const {
   std::vector<PendingBatch> out;
   out.reserve(batches_.size());
-  for (const auto& [id, b] : batches_) out.push_back(b.pending);
+  for (const auto& [id, b] : batches_) {
+    out.push_back(PendingBatch{id, b.segment, b.time_ms,
+                               SequencedEntry{topics_[b.topic].name, b.partition, b.producer_id, b.producer_epoch,
+                                              b.base_sequence, b.record_count, b.supersedes, b.ranges}});
+  }
   return out;
 }
 
@@ -512,7 +549,8 @@ std::vector<std::uint64_t> SpoolIndex::segments() const {
 
 std::size_t SpoolIndex::memory_bytes() const {
   std::size_t n = deque_heap<RecordsSlot>(records_.size());
-  n += progress_.size() * map_node(sizeof(std::pair<const EntryId, Progress>));
+  n += progress_.size() * heap_chunk(sizeof(void*) + sizeof(std::pair<const EntryId, Progress>));
+  n += progress_.bucket_count() > 1 ? heap_chunk(progress_.bucket_count() * sizeof(void*)) : 0;
   n += vector_heap(sources_) + vector_heap(free_sources_);
   n += source_ids_.size() * map_node(sizeof(std::pair<const SourceKey, std::uint32_t>));
   n += vector_heap(topics_) + vector_heap(free_topics_);

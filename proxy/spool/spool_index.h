@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "proxy/spool/spool_entry.h"
@@ -155,12 +157,14 @@ class SpoolIndex {
     std::int32_t record_count = 0;
   };
   // How far the batches have taken a Records entry; only for entries some
-  // batch has covered.
+  // batch has covered. Most are covered by one unresolved batch at a time,
+  // kept inline.
   struct Progress {
-    std::vector<Coverage> live;     // ranges of unresolved batches
-    std::int32_t resolved_end = 0;  // furthest end of a resolved batch's range
-    std::int32_t done = 0;          // records in resolved batches
-    bool failed_rest = false;       // what is unsequenced was failed directly
+    Coverage live;                                // an unresolved batch's range; batch kNoEntry: none
+    std::unique_ptr<std::vector<Coverage>> more;  // further ones, only while `live` is set
+    std::int32_t resolved_end = 0;                // furthest end of a resolved batch's range
+    std::int32_t done = 0;                        // records in resolved batches
+    bool failed_rest = false;                     // what is unsequenced was failed directly
   };
   // What the entries of one client producer on one partition share; held
   // while a Records slot or a kept client record refers to it.
@@ -175,10 +179,20 @@ class SpoolIndex {
   using SourceKey = std::tuple<std::uint32_t, std::int32_t, std::int64_t, std::int16_t, std::int16_t>;
   struct Topic {
     std::string name;
-    std::uint32_t refs = 0;  // sources naming it
+    std::uint32_t refs = 0;  // sources and batches naming it
   };
+  // A Sequenced entry not resolved: its identity, its topic held in topics_.
   struct BatchState {
-    PendingBatch pending;
+    std::uint64_t segment = 0;
+    std::int64_t time_ms = 0;
+    std::int64_t producer_id = -1;
+    EntryId supersedes = kNoEntry;
+    std::uint32_t topic = 0;
+    std::int32_t partition = 0;
+    std::int32_t base_sequence = 0;
+    std::int32_t record_count = 0;
+    std::int16_t producer_epoch = -1;
+    std::vector<RecordRange> ranges;
   };
   struct SegmentState {
     std::size_t bytes = 0;
@@ -209,6 +223,8 @@ class SpoolIndex {
   const Progress* find_progress(EntryId id) const;
   Progress& progress_of(EntryId id);
   void erase_progress(EntryId id);
+  void add_coverage(Progress& p, const Coverage& c);
+  void remove_coverage(Progress& p, EntryId batch);
   std::int32_t sequenced_end(const RecordsSlot& r) const;
   PendingRecords pending_of(const RecordsSlot& r) const;
   // `r`'s records not yet in a batch, from its first unsequenced one; nullopt
@@ -227,7 +243,7 @@ class SpoolIndex {
   std::deque<RecordsSlot> records_;
   std::size_t records_gone_ = 0;  // slots marked gone
   std::size_t records_peak_ = 0;  // most slots since the deque was last shrunk
-  std::map<EntryId, Progress> progress_;
+  std::unordered_map<EntryId, Progress> progress_;
   std::vector<Source> sources_;
   std::vector<std::uint32_t> free_sources_;
   std::map<SourceKey, std::uint32_t> source_ids_;
@@ -245,8 +261,8 @@ class SpoolIndex {
   std::int64_t unresolved_record_count_ = 0;
   mutable PendingRecords looked_up_;  // what records() returned last
   // Heap bytes of what memory_bytes() does not derive from container sizes:
-  // topic names, progress' coverage, batches' contents, client records'
-  // vectors.
+  // topic names, progress' further coverage, batches' contents, client
+  // records' vectors.
   std::size_t tracked_bytes_ = 0;
   std::size_t view_bytes_ = 0;       // the cluster view's contents
   std::size_t producers_bytes_ = 0;  // the client producers snapshot's contents
