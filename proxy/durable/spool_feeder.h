@@ -104,7 +104,7 @@ class SpoolFeeder {
   std::uint64_t jobs() const { return jobs_; }
 
   // A read job's caps: entries and bytes.
-  static constexpr std::size_t kMaxEntriesPerJob = 64;
+  static constexpr std::size_t kMaxEntriesPerJob = 1024;
   static constexpr std::size_t kMaxBytesPerJob = std::size_t{1} << 20;
 
   // Whether a durable run may be held in memory now: below half the
