@@ -102,4 +102,34 @@ inline std::vector<std::string> values_of(const pp::testing::SentBatch& b) {
   return out;
 }
 
+// Polls the producer and answers what it sends to `topic`-0, each batch at
+// the next offsets from `first_offset`, until `want` values went out (at
+// most 200 rounds of 5 s). The values, in the order they were sent.
+inline std::vector<std::string> deliver(DurableHarness& h, std::size_t want, const std::string& topic = "t",
+                                        std::int64_t first_offset = 0) {
+  std::vector<std::string> delivered;
+  std::int64_t offset = first_offset;
+  for (int round = 0; round < 200 && delivered.size() < want; ++round) {
+    h.spin(
+        [&] {
+          h.producer().poll();
+          return !h.upstream().outstanding.empty();
+        },
+        std::chrono::seconds(5));
+    while (!h.upstream().outstanding.empty()) {
+      auto sent = h.upstream().take_with(topic, 0);
+      for (const auto& b : sent.batches) {
+        for (const auto& v : values_of(b)) delivered.push_back(v);
+      }
+      pp::testing::ScriptedUpstream::answer(sent, [&](const auto& b) {
+        pp::testing::PartitionAnswer ok;
+        ok.base_offset = offset;
+        offset += b.record_count;
+        return ok;
+      });
+    }
+  }
+  return delivered;
+}
+
 }  // namespace pp::durable::testing

@@ -17,6 +17,7 @@ namespace pp::durable {
 namespace {
 
 using spool::testing::TempDir;
+using testing::deliver;
 using testing::DurableHarness;
 using testing::values_of;
 using testing::values_run;
@@ -45,27 +46,6 @@ void fail_entry(DurableHarness& h, spool::EntryId id) {
   failed.target = id;
   failed.outcome = spool::Outcome::kFailed;
   append_durable(h, failed);
-}
-
-// Sends and answers what the producer has until `want` values went out.
-std::vector<std::string> deliver(DurableHarness& h, std::size_t want) {
-  std::vector<std::string> delivered;
-  for (int round = 0; round < 100 && delivered.size() < want; ++round) {
-    h.spin(
-        [&] {
-          h.producer().poll();
-          return !h.upstream().outstanding.empty();
-        },
-        std::chrono::seconds(5));
-    while (!h.upstream().outstanding.empty()) {
-      auto sent = h.upstream().take_with("t", 0);
-      for (const auto& s : sent.batches) {
-        for (const auto& v : values_of(s)) delivered.push_back(v);
-      }
-      pp::testing::ScriptedUpstream::answer(sent, [](const auto&) { return pp::testing::PartitionAnswer{}; });
-    }
-  }
-  return delivered;
 }
 
 // Descriptors of this process open on the file `path`.

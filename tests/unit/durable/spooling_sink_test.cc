@@ -19,6 +19,7 @@ namespace pp::durable {
 namespace {
 
 using spool::testing::TempDir;
+using testing::deliver;
 using testing::DurableHarness;
 using testing::values_of;
 using testing::values_run;
@@ -150,32 +151,11 @@ TEST(SpoolingSink, UpstreamModeRunsWaitingOnDiskAreAnsweredByTheUpstream) {
       offsets[static_cast<std::size_t>(i)] = r.base_offset;
     });
   }
-  std::vector<int> delivered;
-  std::int64_t offset = 100;
-  for (int round = 0; round < 200 && delivered.size() < kRuns; ++round) {
-    h.spin(
-        [&] {
-          h.producer().poll();
-          return !h.upstream().outstanding.empty();
-        },
-        std::chrono::seconds(5));
-    while (!h.upstream().outstanding.empty()) {
-      auto sent = h.upstream().take_with("up", 0);
-      for (const auto& b : sent.batches) {
-        for (const auto& v : values_of(b)) delivered.push_back(std::stoi(v));
-      }
-      pp::testing::ScriptedUpstream::answer(sent, [&](const auto& b) {
-        pp::testing::PartitionAnswer ok;
-        ok.base_offset = offset;
-        offset += b.record_count;
-        return ok;
-      });
-    }
-  }
+  const std::vector<std::string> delivered = deliver(h, kRuns, "up", 100);
   EXPECT_GT(s.feeder.fed(), 0U) << "nothing waited on disk";
   ASSERT_EQ(delivered.size(), static_cast<std::size_t>(kRuns));
   for (int i = 0; i < kRuns; ++i) {
-    EXPECT_EQ(delivered[static_cast<std::size_t>(i)], i) << "order at " << i;
+    EXPECT_EQ(std::stoi(delivered[static_cast<std::size_t>(i)]), i) << "order at " << i;
     EXPECT_EQ(offsets[static_cast<std::size_t>(i)], 100 + i) << "answer of run " << i;
   }
 }
