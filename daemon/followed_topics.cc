@@ -84,6 +84,12 @@ bool FollowedTopics::settled(const std::string& name) const {
                      [](const auto& p) { return p.error == ErrorCode::kNone && p.leader_id >= 0; });
 }
 
+bool FollowedTopics::known_for_spool(const std::string& topic) const {
+  if (!answered_from_spool_ || !answered_from_spool_(topic)) return false;
+  const auto* t = producer_.topics().find(topic);
+  return t != nullptr && t->error == ErrorCode::kNone && !t->partitions.empty();
+}
+
 TopicAdmission FollowedTopics::admit_topic(std::string_view name) {
   if (!is_legal_topic_name(name)) {
     return {ErrorCode::kInvalidTopicException,
@@ -135,7 +141,7 @@ void FollowedTopics::describe(std::optional<std::vector<std::string>> topics, bo
     last_asked_ms_[t] = now;
     // Asked for now, so counted against the cap for the next topic.
     if (!settled(t)) {
-      w.refreshing.push_back(t);
+      if (!known_for_spool(t)) w.refreshing.push_back(t);
       upstream_.request_metadata({t}, allow_auto_topic_creation);
     }
   }

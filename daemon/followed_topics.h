@@ -80,6 +80,15 @@ class FollowedTopics final : public TopicDirectory {
   // of the view with its partition count, any other LEADER_NOT_AVAILABLE
   // (retriable, so clients ask again until Kafka answers).
   void restore_view(const KnownTopics& view);
+  // Spool mode: a topic for which `answered_from_spool` is true and which is
+  // known (no error, its partition count) is described at once, without
+  // waiting for its partitions' leaders. Its records are taken by the spool
+  // whether or not the upstream has leaders, and a client's Metadata refresh
+  // held for request_timeout_ms would hold every answer queued behind it on
+  // that connection, its produce answers among them.
+  void answer_known_at_once(std::function<bool(const std::string&)> answered_from_spool) {
+    answered_from_spool_ = std::move(answered_from_spool);
+  }
   // Runs with the known topics after every change to them (Metadata
   // answers, idle topics forgotten); never inside describe().
   void set_view_listener(std::function<void(const KnownTopics&)> listener) { view_listener_ = std::move(listener); }
@@ -115,6 +124,8 @@ class FollowedTopics final : public TopicDirectory {
   // the client can use. A topic Kafka is still creating (auto-creation
   // answers UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE first) is not.
   bool settled(const std::string& topic) const;
+  // A topic of answer_known_at_once() that the table knows with partitions.
+  bool known_for_spool(const std::string& topic) const;
   bool answerable(const Waiter& w) const;
   void answer(Waiter& w, bool final_answer);
   void answer_waiters();
@@ -135,6 +146,7 @@ class FollowedTopics final : public TopicDirectory {
   net::Timer directory_timer_;  // describe() deadlines
   net::Timer sweep_timer_;
   std::vector<Waiter> waiters_;
+  std::function<bool(const std::string&)> answered_from_spool_;
   // When a client last asked about each topic in use (Metadata).
   std::unordered_map<std::string, std::int64_t> last_asked_ms_;
   LogLimiter refused_log_{std::chrono::seconds(10)};

@@ -223,6 +223,7 @@ void ProxyRuntime::keep_cluster_view(spool::SpoolWriter& writer) {
     spdlog::info("spool: {} topics known from the spool's cluster view; Metadata answered from it until Kafka does",
                  cluster_view_->view().size());
   }
+  topics.answer_known_at_once([this](const std::string& topic) { return acknowledged_from_spool(settings_, topic); });
   durable::ClusterViewKeeper* keeper = cluster_view_.get();
   topics.set_view_listener([keeper](const KnownTopics& known) { keeper->offer(known); });
 }
