@@ -148,6 +148,11 @@ void ClusterState::rebuild_producer_state(Partition& p) {
 }
 
 Status ClusterState::move_leader(Partition& p, BrokerId to, std::size_t truncate_batches) {
+  if (to < 0) {
+    p.leader = -1;  // offline, as in a broker's controlled shutdown: LEADER_NOT_AVAILABLE
+    ++p.leader_epoch;
+    return {};
+  }
   const BrokerInfo* b = broker(to);
   if (!b) return std::unexpected("no broker " + std::to_string(to));
   if (!b->up) return std::unexpected("broker " + std::to_string(to) + " is down");

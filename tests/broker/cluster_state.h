@@ -116,6 +116,7 @@ class ClusterState {
   // of the log first, as if they had not reached the new leader. Producer
   // state is then rebuilt from the log with the new leader's window, which
   // is what a Kafka follower's state is (docs/design/PIPELINE.md D.4).
+  // `to` -1: no leader until moved (Metadata answers LEADER_NOT_AVAILABLE).
   Status move_leader(Partition& p, BrokerId to, std::size_t truncate_batches = 0);
   // Every partition moves to the next up broker after its leader.
   void flip_leaders();

@@ -2,6 +2,7 @@
 // one command per line, answered "ok", "error: ...", or for `stats` one line
 // of JSON. Beyond docs/design/INTERFACES.md (optional, compatible extensions):
 //   leader TOPIC PARTITION BROKER [truncate N]   drop N tail batches on the move
+//   leader TOPIC PARTITION -1                    no leader until moved (LEADER_NOT_AVAILABLE)
 //   drop-responses RATE [silent|close]           close the connection instead
 //   disconnect-produce BROKER COUNT before|after cut the next Produce requests
 //   close-connections BROKER                     close every client connection now

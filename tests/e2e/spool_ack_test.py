@@ -8,6 +8,11 @@ v2 batches and with Produce v2's legacy messages, kcat in legacy mode).
   a topic in upstream mode beside it is answered with its real offsets.
 - With the upstream stopped (the test cluster's broker down), clients are
   still answered from the spool.
+- The broker answers without leaders (as Kafka's controlled shutdown
+  does), then goes down: a new client's Metadata for a spooled topic is
+  answered at once from the partitions the proxy knows, not held for
+  upstream.request_timeout_ms (30 s; the client's max_block_ms is 10 s),
+  and its records are spooled and delivered once the broker is back.
 - kill -9 of the proxy with batches appended upstream but their answers
   lost (the broker deduplicates their replay), kill -9 and SIGTERM (exit 0,
   the rest left in the spool) with the upstream down: after each restart
@@ -96,6 +101,31 @@ class SpoolAck(unittest.TestCase):
         self.assertEqual((lost[:5], twice[:5], strangers[:5], damaged[:5]), ([], [], [], []),
                          "lost %d, twice %d, strangers %d, damaged %d\n%s" % (
                              len(lost), len(twice), len(strangers), len(damaged), self.proxy.log_text()[-4000:]))
+
+    def test_metadata_is_answered_at_once_with_the_leaders_gone(self):
+        self.start_proxy()
+        acked = set(produce(self.proxy.bootstrap, "sp", ["before-%d" % i for i in range(PARTITIONS)]))
+        for partition in range(PARTITIONS):
+            self.cluster.command("leader sp %d -1" % partition)
+        # Their sends fail and the proxy's refresh learns the partitions
+        # have no leader; then no broker answers at all.
+        keys = ["offline-%d" % i for i in range(PARTITIONS)]
+        acked.update(produce(self.proxy.bootstrap, "sp", keys))
+        deadline = time.monotonic() + 10
+        while (self.proxy.scrape(SPOOL_RECORDS) or 0) < len(keys) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1)
+        self.cluster.command("down 1")
+        keys = ["leaderless-%d" % i for i in range(30)]
+        started = time.monotonic()
+        offsets = produce(self.proxy.bootstrap, "sp", keys)
+        elapsed = time.monotonic() - started
+        self.assertEqual(set(offsets.values()), {-1})
+        self.assertLess(elapsed, 5.0, "a new client waited %.1f s" % elapsed)
+        acked.update(keys)
+        self.cluster.command("up 1")
+        self.assertEqual(self.proxy.wait_drained(30, every=0.2), 0, self.proxy.log_text()[-3000:])
+        self.assert_once(acked)
 
     def test_acknowledged_from_the_spool_exactly_once_across_restarts(self):
         self.start_proxy()
