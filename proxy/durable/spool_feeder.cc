@@ -31,6 +31,7 @@ constexpr std::string_view kUnfed = "not delivered: its spooled records were fai
 // One owed entry of a job and what reading it gave.
 struct ReadItem {
   spool::PendingRecords owed;
+  Bytes buffer;  // allocated on the loop thread, read into on the threadpool
   std::optional<std::expected<spool::LoadedEntry, std::string>> result;
 };
 
@@ -61,7 +62,7 @@ void run_job(uv_work_t* req) {
     if (j->fd < 0) {
       item.result = std::unexpected(j->open_error);
     } else {
-      item.result = spool::read_entry(j->fd, j->path, item.owed.location, item.owed.id);
+      item.result = spool::read_entry(j->fd, j->path, item.owed.location, item.owed.id, std::move(item.buffer));
     }
   }
 }
@@ -170,12 +171,13 @@ void SpoolFeeder::start_read(const spool::PendingRecords& first, const std::stri
   const MemoryBudget& budget = producer_.memory_budget();
   const std::size_t room = std::min(budget.limit() / 2 - budget.used(), kMaxBytesPerJob);
   std::size_t bytes = first.location.size;
-  job->items.push_back(ReadItem{first, std::nullopt});
+  job->items.push_back(ReadItem{first, Bytes(first.location.size), std::nullopt});
   while (job->items.size() < kMaxEntriesPerJob) {
     std::optional<spool::PendingRecords> more = writer_.index().next_unsequenced(job->items.back().owed.id + 1, last_);
     if (!more || more->location.segment != job->segment || bytes + more->location.size > room) break;
     bytes += more->location.size;
-    job->items.push_back(ReadItem{std::move(*more), std::nullopt});
+    const std::size_t size = more->location.size;
+    job->items.push_back(ReadItem{std::move(*more), Bytes(size), std::nullopt});
   }
   job_ = job;
   ++jobs_;

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "proxy/records/crc32c.h"
 #include "proxy/spool/spool_format.h"
@@ -28,13 +29,14 @@ std::expected<LoadedEntry, std::string> read_entry(const std::string& path, cons
 }
 
 std::expected<LoadedEntry, std::string> read_entry(int fd, const std::string& path, const EntryLocation& location,
-                                                   EntryId expected_id) {
+                                                   EntryId expected_id, Bytes buffer) {
   const std::string where = path + " at offset " + std::to_string(location.offset);
   if (location.size < kEntryHeaderBytes || location.size > kMaxEntryBytes + kEntryFrameBytes) {
     return std::unexpected(where + ": impossible entry size " + std::to_string(location.size));
   }
   LoadedEntry out;
-  out.bytes.resize(location.size);
+  out.bytes = std::move(buffer);
+  if (out.bytes.size() != location.size) out.bytes.resize(location.size);
   std::size_t done = 0;
   while (done < location.size) {
     const ssize_t n =

@@ -31,8 +31,12 @@ std::expected<LoadedEntry, std::string> read_entry(const std::string& path, cons
 // The same from `fd`, a descriptor of that segment file opened for reading
 // and kept by the caller (a reader of a run of entries opens the segment
 // once); `path` only names it in errors. The fd is left open; concurrent
-// calls on one fd are safe (pread).
+// calls on one fd are safe (pread). The bytes are read into `buffer`
+// (resized to the entry's size if it is not that size already), so a caller
+// that reads on another thread can allocate them on its own: they are
+// freed where they were allocated, and the allocator's per-thread arenas do
+// not each keep a drain's worth of pages.
 std::expected<LoadedEntry, std::string> read_entry(int fd, const std::string& path, const EntryLocation& location,
-                                                   EntryId expected_id);
+                                                   EntryId expected_id, Bytes buffer = {});
 
 }  // namespace pp::spool
