@@ -98,22 +98,7 @@ TEST(SpoolFeeder, FeedsWhatTheIndexStillOwesFromItsFirstUnsequencedRecord) {
   EXPECT_FALSE(feeder.empty());
   EXPECT_EQ(feeder.backlog(), 2U) << "B is owed no more";
 
-  std::vector<std::string> delivered;
-  for (int round = 0; round < 100 && delivered.size() < 3; ++round) {
-    h.spin(
-        [&] {
-          h.producer().poll();
-          return !h.upstream().outstanding.empty();
-        },
-        std::chrono::seconds(5));
-    while (!h.upstream().outstanding.empty()) {
-      auto sent = h.upstream().take_with("t", 0);
-      for (const auto& s : sent.batches) {
-        for (const auto& v : values_of(s)) delivered.push_back(v);
-      }
-      pp::testing::ScriptedUpstream::answer(sent, [](const auto&) { return pp::testing::PartitionAnswer{}; });
-    }
-  }
+  const std::vector<std::string> delivered = deliver(h, 3);
   EXPECT_EQ(delivered, (std::vector<std::string>{"a-2", "c-0", "c-1"}));
   EXPECT_EQ(feeder.fed(), 2U);
   EXPECT_TRUE(feeder.empty());
