@@ -86,8 +86,13 @@ void SpoolFeeder::push(spool::EntryId id) {
 }
 
 void SpoolFeeder::push(spool::EntryId id, RunCompletion answer) {
-  if (id <= last_) return;
+  // Kept whatever the id: an entry still owed is fed with it, one already
+  // past is answered as never fed (answer_unfed), never dropped unanswered.
   answers_.emplace(id, std::move(answer));
+  if (id <= last_) {
+    pump();
+    return;
+  }
   push(id);
 }
 
